@@ -1,0 +1,3 @@
+from gradlint.cli import main
+
+main(prog_name="gradlint")

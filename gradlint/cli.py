@@ -1,0 +1,342 @@
+"""`gradlint check`, `gradlint fix`, `gradlint rule`.
+
+Exit codes: 0 nothing left to report, 1 findings left, 2 usage, configuration,
+unreadable input or internal error.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sys
+import traceback
+from collections import Counter
+from typing import List, Optional, Sequence, Tuple
+
+import click
+
+from gradlint import __version__
+from gradlint.config import ConfigError, FileConfig, discover as discover_config, load as load_config
+from gradlint.discovery import DiscoveryError, discover
+from gradlint.engine import FileReport, Linter, exit_code
+from gradlint.frontend import language_for
+from gradlint.reporters import ReporterOptions, RunResult, reporters
+from gradlint.settings import (
+    DEFAULT_EXCLUDES, SelectionError, Settings, expand_per_file_ignores, resolve_selection,
+)
+
+USAGE_ERROR = 2
+
+
+class GradlintError(click.ClickException):
+    """A usage or configuration error: one line on stderr, exit 2."""
+
+    exit_code = USAGE_ERROR
+
+    def show(self, file=None) -> None:
+        click.echo(f"gradlint: error: {self.format_message()}", err=True)
+
+
+def _split_codes(values: Sequence[str]) -> List[str]:
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+def _codes_option(name: str, help_text: str):
+    return click.option(name, multiple=True, metavar="CODES", help=help_text)
+
+
+def shared_options(function):
+    options = [
+        click.argument("paths", nargs=-1, type=click.Path()),
+        _codes_option("--select", "Rule codes or prefixes to enable (comma-separated; ALL for every rule)."),
+        _codes_option("--extend-select", "Codes or prefixes to enable on top of the selection."),
+        _codes_option("--ignore", "Codes or prefixes to disable."),
+        click.option("--config", "config_path", type=click.Path(dir_okay=False),
+                     help="Configuration file (default: nearest pyproject.toml with [tool.gradlint])."),
+        click.option("--output-format", default="text", show_default=True, metavar="FORMAT",
+                     help="Output format: " + ", ".join(reporters()) + "."),
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
+        click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them."),
+        click.option("--stdin-filename", metavar="NAME",
+                     help="Read the source from stdin, as if it were the file NAME."),
+        click.option("--force-exclude", is_flag=True,
+                     help="Apply exclusions to paths named on the command line too."),
+        click.option("--unsafe-fixes/--no-unsafe-fixes", "unsafe_fixes", default=None,
+                     help="Also apply (fix) or offer (check) unsafe fixes."),
+        click.option("--show-source", is_flag=True, help="Show the offending source line under each finding."),
+        click.option("--show-fixes", is_flag=True, help="List the fixes that were applied."),
+        click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary."),
+        click.option("--verbose", "-v", is_flag=True, help="Show tracebacks of internal errors."),
+        click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+                     show_default=True, help="Colour the output (auto honours NO_COLOR and non-terminals)."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def build_settings(paths: Sequence[str], options: dict) -> Settings:
+    try:
+        file_config = load_config(options["config_path"]) if options["config_path"] else discover_config(paths)
+    except ConfigError as error:
+        raise GradlintError(str(error)) from None
+    values = file_config.values
+    select = _split_codes(options["select"]) or values.get("select")
+    extend_select = list(values.get("extend-select", [])) + _split_codes(options["extend_select"])
+    ignore = list(values.get("ignore", [])) + _split_codes(options["ignore"])
+    try:
+        enabled = resolve_selection(select, extend_select, ignore)
+        per_file_ignores = expand_per_file_ignores(values.get("per-file-ignores", {}))
+    except SelectionError as error:
+        raise GradlintError(str(error)) from None
+    unsafe_fixes = options["unsafe_fixes"]
+    if unsafe_fixes is None:
+        unsafe_fixes = bool(values.get("unsafe-fixes", False))
+    return Settings(
+        enabled=enabled,
+        exclude=tuple(values.get("exclude", DEFAULT_EXCLUDES)),
+        extend_exclude=tuple(values.get("extend-exclude", ())),
+        per_file_ignores=per_file_ignores,
+        unsafe_fixes=unsafe_fixes,
+        root=file_config.root,
+        respect_gitignore=bool(values.get("respect-gitignore", True)),
+    )
+
+
+def _use_color(choice: str) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or "NO_COLOR" in os.environ:
+        return False
+    return sys.stdout.isatty()
+
+
+def _display_path(path: str) -> str:
+    """Paths under the working directory are shown relative to it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _files(paths: Sequence[str], settings: Settings, force_exclude: bool) -> Tuple[List[str], list]:
+    try:
+        found = discover(paths or ["."], settings, force_exclude)
+    except DiscoveryError as error:
+        raise GradlintError(str(error)) from None
+    return [_display_path(path) for path in found.files], found.skipped
+
+
+def _report(result: RunResult, options: dict, statistics_out=None) -> None:
+    format_name = options["output_format"]
+    sources = {}
+    if options["show_source"]:
+        for report in result.reports:
+            text = report.fixed if report.fixed is not None else _read_text(report.path)
+            if text is not None:
+                sources[report.path] = text
+    reporter_options = ReporterOptions(
+        color=_use_color(options["color"]), show_source=options["show_source"],
+        show_fixes=options["show_fixes"], sources=sources,
+    )
+    if options["statistics"]:
+        _print_statistics(result, reporter_options)
+    else:
+        reporters()[format_name](click.get_text_stream("stdout"), reporter_options).render(result)
+
+
+def _read_text(path: str) -> Optional[str]:
+    language = language_for(path)
+    try:
+        with open(path, "rb") as handle:
+            return language.decode(handle.read()).text if language else None
+    except Exception:
+        return None
+
+
+def _print_statistics(result: RunResult, reporter_options: ReporterOptions) -> None:
+    counts = Counter((finding.code, finding.name) for finding in result.findings)
+    fixable = Counter(
+        finding.code for finding in result.findings
+        if finding.fix is not None and finding.fix.is_applicable(result.unsafe_fixes)
+    )
+    for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        marker = " [*]" if fixable[code] else ""
+        click.echo(f"{count:>5}\t{code}\t[{name}]{marker}")
+
+
+def _summary(result: RunResult, skipped, quiet: bool) -> None:
+    for report in result.reports:
+        if report.error:
+            click.echo(f"gradlint: error: {report.error}", err=True)
+        for note in report.notes:
+            click.echo(f"gradlint: warning: {note}", err=True)
+    for path, reason in skipped:
+        click.echo(f"gradlint: warning: {path}: skipped: {reason}", err=True)
+    if quiet:
+        return
+    findings = result.findings
+    files = len(result.reports)
+    checked = f"{files} file{'s' if files != 1 else ''}"
+    if result.mode == "fix":
+        applied = len(result.applied_fixes)
+        click.echo(
+            f"Fixed {applied} finding{'s' if applied != 1 else ''} in {checked}; "
+            f"{len(findings)} remaining.", err=True,
+        )
+        return
+    if not findings:
+        click.echo(f"All checks passed ({checked}).", err=True)
+        return
+    safe = sum(1 for f in findings if f.fix is not None and f.fix.is_applicable(False))
+    unsafe = sum(1 for f in findings if f.fix is not None and f.fix.is_applicable(True)) - safe
+    line = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} in {checked}."
+    if safe:
+        line += f" {safe} fixable with `gradlint fix`."
+    if unsafe:
+        line += f" {unsafe} more with `gradlint fix --unsafe-fixes`."
+    click.echo(line, err=True)
+
+
+def _validate_format(options: dict) -> None:
+    if options["output_format"] not in reporters():
+        raise GradlintError(
+            f"unknown output format {options['output_format']!r} (choose from {', '.join(reporters())})"
+        )
+
+
+def _stdin_source(name: str):
+    language = language_for(name)
+    if language is None:
+        raise GradlintError(f"--stdin-filename {name}: not a Python, C++ or notebook file name")
+    raw = click.get_binary_stream("stdin").read()
+    try:
+        return language, language.decode(raw)
+    except Exception as error:
+        raise GradlintError(f"{name}: cannot decode stdin: {error}") from None
+
+
+def _finish(result: RunResult, options: dict, skipped=()) -> None:
+    _report(result, options)
+    _summary(result, skipped, options["quiet"])
+    code = exit_code(result.reports)
+    if options["exit_zero"] and code == 1:
+        code = 0
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gradlint")
+def main() -> None:
+    """Find and fix misused PyTorch gradient-mode guards in Python and C++."""
+
+
+def _guarded(function):
+    """Turn an unexpected exception into one line on stderr and exit 2."""
+
+    def wrapper(**options):
+        try:
+            return function(**options)
+        except (click.ClickException, click.exceptions.Exit, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as error:  # the last line of defence: never a raw traceback
+            if options.get("verbose"):
+                traceback.print_exc()
+            click.echo(f"gradlint: internal error: {type(error).__name__}: {error}", err=True)
+            sys.exit(USAGE_ERROR)
+
+    wrapper.__name__ = function.__name__
+    wrapper.__doc__ = function.__doc__
+    return wrapper
+
+
+@main.command()
+@shared_options
+@_guarded
+def check(paths, **options) -> None:
+    """Report misused grad-mode guards in PATHS (default: the current folder)."""
+    _validate_format(options)
+    settings = build_settings(paths, options)
+    linter = Linter(settings, verbose=options["verbose"])
+    if options["stdin_filename"]:
+        name = options["stdin_filename"]
+        language, source = _stdin_source(name)
+        report = FileReport(name, linter.check_text(source.text, name, language))
+        _finish(RunResult([report], "check", settings.unsafe_fixes), options)
+    files, skipped = _files(paths, settings, options["force_exclude"])
+    reports = [linter.check_path(path) for path in files]
+    _finish(RunResult(reports, "check", settings.unsafe_fixes), options, skipped)
+
+
+@main.command()
+@shared_options
+@click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
+@_guarded
+def fix(paths, diff, **options) -> None:
+    """Apply fixes to PATHS (safe ones; unsafe ones too with --unsafe-fixes)."""
+    _validate_format(options)
+    settings = build_settings(paths, options)
+    linter = Linter(settings, verbose=options["verbose"])
+    if options["stdin_filename"]:
+        name = options["stdin_filename"]
+        language, source = _stdin_source(name)
+        outcome = linter.fix_text(source.text, name, language)
+        if diff:
+            _print_diff(name, source.text, outcome.text)
+            sys.exit(1 if outcome.text != source.text else 0)
+        sys.stdout.buffer.write(source.encode(outcome.text))
+        sys.stdout.flush()
+        for finding in outcome.findings:
+            click.echo(f"{name}:{finding.start.line}:{finding.start.column}: {finding.code} "
+                       f"[{finding.name}] {finding.message}", err=True)
+        sys.exit(1 if outcome.findings and not options["exit_zero"] else 0)
+    files, skipped = _files(paths, settings, options["force_exclude"])
+    reports = [linter.fix_path(path, write=not diff) for path in files]
+    if diff:
+        changed = [report for report in reports if report.changed]
+        for report in changed:
+            _print_diff(report.path, report.original, report.fixed)
+        for report in reports:
+            if report.error:
+                click.echo(f"gradlint: error: {report.error}", err=True)
+        if not options["quiet"]:
+            count = sum(len(report.applied_fixes) for report in changed)
+            click.echo(f"Would fix {count} finding{'s' if count != 1 else ''} in {len(changed)} "
+                       f"file{'s' if len(changed) != 1 else ''}.", err=True)
+        sys.exit(2 if any(report.error for report in reports) else (1 if changed else 0))
+    _finish(RunResult(reports, "fix", settings.unsafe_fixes), options, skipped)
+
+
+def _print_diff(path: str, before: str, after: str) -> None:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True),
+        fromfile=f"a/{path}", tofile=f"b/{path}",
+    )
+    for line in lines:
+        click.echo(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n", nl=False)
+
+
+@main.command()
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Every rule (the default without CODE).")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rule(code, show_all, output_format) -> None:
+    """Print the documentation of rule CODE (or of every rule)."""
+    from gradlint.docs import rule_json, rule_markdown
+    from gradlint.rule import all_rules, rules_by_name
+
+    rules = all_rules()
+    if code and not show_all:
+        found = rules.get(code.upper()) or rules_by_name().get(code)
+        if found is None:
+            raise GradlintError(f"unknown rule {code!r}; `gradlint rule` lists them all")
+        selected = [found]
+    else:
+        selected = list(rules.values())
+    if output_format == "json":
+        data = [rule_json(rule) for rule in selected]
+        click.echo(json.dumps(data[0] if code and not show_all else data, indent=2))
+    else:
+        click.echo("\n".join(rule_markdown(rule) for rule in selected), nl=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

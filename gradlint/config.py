@@ -1,0 +1,125 @@
+"""`[tool.gradlint]` in pyproject.toml: found, parsed and validated strictly.
+
+Every mistake (invalid TOML, an unknown key, a wrong type, an unknown rule code) is a
+ConfigError whose message names the file and the key; the CLI turns it into exit 2.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on old Pythons only
+    import tomli as tomllib
+
+from gradlint.settings import SelectionError, expand_selector
+
+
+class ConfigError(Exception):
+    pass
+
+
+def _string_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _per_file_ignores(value: Any) -> bool:
+    return isinstance(value, dict) and all(_string_list(codes) for codes in value.values())
+
+
+# key -> (check, description of the expected type)
+_SCHEMA = {
+    "select": (_string_list, "a list of rule codes"),
+    "extend-select": (_string_list, "a list of rule codes"),
+    "ignore": (_string_list, "a list of rule codes"),
+    "exclude": (_string_list, "a list of glob patterns"),
+    "extend-exclude": (_string_list, "a list of glob patterns"),
+    "per-file-ignores": (_per_file_ignores, "a table of glob = [rule codes]"),
+    "unsafe-fixes": (lambda value: isinstance(value, bool), "true or false"),
+    "respect-gitignore": (lambda value: isinstance(value, bool), "true or false"),
+}
+_CODE_KEYS = ("select", "extend-select", "ignore")
+
+
+@dataclass(frozen=True)
+class FileConfig:
+    path: Optional[str]  # None when no configuration file was found
+    values: Dict[str, Any]
+
+    @property
+    def root(self) -> str:
+        return os.path.dirname(os.path.abspath(self.path)) if self.path else os.getcwd()
+
+
+def load(path: str, required_table: bool = False) -> FileConfig:
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: configuration file not found") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    if os.path.basename(path) == "pyproject.toml" or required_table:
+        table = document.get("tool", {}).get("gradlint", {})
+    else:  # a dedicated gradlint.toml holds the keys at top level
+        table = document.get("tool", {}).get("gradlint", document)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.gradlint] must be a table")
+    return FileConfig(path, validate(table, path))
+
+
+def validate(table: Dict[str, Any], path: str) -> Dict[str, Any]:
+    for key, value in table.items():
+        if key not in _SCHEMA:
+            known = ", ".join(sorted(_SCHEMA))
+            raise ConfigError(f"{path}: unknown key {key!r} in [tool.gradlint] (known keys: {known})")
+        check, expected = _SCHEMA[key]
+        if not check(value):
+            raise ConfigError(f"{path}: [tool.gradlint] {key} must be {expected}, not {value!r}")
+    for key in _CODE_KEYS:
+        _check_codes(table.get(key, []), path, key)
+    for pattern, codes in table.get("per-file-ignores", {}).items():
+        _check_codes(codes, path, f"per-file-ignores.{pattern!r}")
+    return dict(table)
+
+
+def _check_codes(codes: List[str], path: str, key: str) -> None:
+    for code in codes:
+        try:
+            expand_selector(code)
+        except SelectionError as error:
+            raise ConfigError(f"{path}: [tool.gradlint] {key}: {error}") from None
+
+
+def _has_gradlint_table(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        # A broken pyproject.toml that mentions us is still ours: load() will report it.
+        try:
+            with open(path, "rb") as handle:
+                return b"[tool.gradlint" in handle.read()
+        except OSError:
+            return False
+    return isinstance(document.get("tool", {}).get("gradlint"), dict)
+
+
+def discover(paths: Sequence[str]) -> FileConfig:
+    """The nearest pyproject.toml with a [tool.gradlint] table, walking up from the
+    first path (or the working directory)."""
+    start = os.path.abspath(paths[0] if paths else os.getcwd())
+    folder = start if os.path.isdir(start) else os.path.dirname(start)
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate) and _has_gradlint_table(candidate):
+            return load(candidate)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return FileConfig(None, {})
+        folder = parent

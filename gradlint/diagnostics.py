@@ -1,0 +1,151 @@
+"""The values that flow from rules to reporters and the fixer.
+
+Rules yield `Diagnostic`s (character offsets into the decoded source, no code or
+path); the engine stamps each one into a `Finding` with the rule's identity and
+1-based line/column positions.
+"""
+from __future__ import annotations
+
+import bisect
+import enum
+import re
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class Safety(str, enum.Enum):
+    """How far a fix may be trusted: `fix` applies safe ones, `--unsafe-fixes` adds unsafe."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"  # the code fails or computes a wrong result at run time
+    WARNING = "warning"  # legacy or risky, but not wrong today
+    INFO = "info"  # advice (performance)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace source[start:end] (character offsets) with `replacement`."""
+
+    start: int
+    end: int
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    edits: Tuple[Edit, ...]
+    safety: Safety
+    title: str
+
+    @property
+    def start(self) -> int:
+        return min(edit.start for edit in self.edits)
+
+    @property
+    def end(self) -> int:
+        return max(edit.end for edit in self.edits)
+
+    def is_applicable(self, unsafe_fixes: bool) -> bool:
+        return self.safety is Safety.SAFE or (unsafe_fixes and self.safety is Safety.UNSAFE)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """What a rule reports: a span of the source, a message, an optional fix."""
+
+    start: int
+    end: int
+    message: str
+    fix: Optional[Fix] = None
+
+
+@dataclass(frozen=True)
+class Position:
+    line: int  # 1-based
+    column: int  # 1-based, in characters
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    code: str
+    name: str
+    message: str
+    severity: Severity
+    start: Position
+    end: Position
+    start_offset: int
+    end_offset: int
+    fix: Optional[Fix] = None
+    # Notebook findings: the 0-based code-cell index; positions are then within the cell.
+    cell: Optional[int] = None
+
+    @property
+    def sort_key(self):
+        return (self.path, self.cell if self.cell is not None else -1, self.start.line,
+                self.start.column, self.code, self.message)
+
+    def to_dict(self) -> dict:
+        data = {
+            "path": self.path,
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "severity": self.severity.value,
+            "start": {"line": self.start.line, "column": self.start.column},
+            "end": {"line": self.end.line, "column": self.end.column},
+            "fix": None,
+        }
+        if self.cell is not None:
+            data["cell"] = self.cell
+        if self.fix is not None:
+            data["fix"] = {
+                "title": self.fix.title,
+                "safety": self.fix.safety.value,
+                "edits": [
+                    {"start": edit.start, "end": edit.end, "replacement": edit.replacement}
+                    for edit in self.fix.edits
+                ],
+            }
+        return data
+
+
+@dataclass
+class LineIndex:
+    """Maps character offsets to 1-based (line, column) and back; CR, LF and CRLF end lines."""
+
+    text: str
+    starts: list = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.starts = [0] + [match.end() for match in _LINE_END.finditer(self.text)]
+
+    def position(self, offset: int) -> Position:
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self.starts, offset) - 1
+        return Position(line + 1, offset - self.starts[line] + 1)
+
+    def offset(self, line: int, column: int) -> int:
+        """Offset of a 1-based line and a 1-based column."""
+        line = max(1, min(line, len(self.starts)))
+        return min(self.starts[line - 1] + column - 1, len(self.text))
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its line ending."""
+        if line < 1 or line > len(self.starts):
+            return ""
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)

@@ -1,0 +1,246 @@
+"""The per-file pipeline: read once, prefilter, parse once, run rules, suppress, stamp.
+
+Data flows one way: text -> (prefilter) -> front end model -> rule diagnostics ->
+findings. Fixing is checking in a loop with the fixes applied in between.
+"""
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex
+from gradlint.frontend import FrontEndSyntaxError, Language, language_for
+from gradlint.rule import Rule, all_rules
+from gradlint.settings import Settings
+from gradlint.source import ConcurrentModification, DecodedSource, SourceError, read_bytes, write_atomic
+
+INTERNAL_ERROR = "GL999"
+MAX_FIX_PASSES = 10
+
+
+@dataclass
+class FileReport:
+    path: str
+    findings: List[Finding] = field(default_factory=list)
+    # A file that could not be read or written: shown on stderr, exit 2.
+    error: Optional[str] = None
+    # Shown on stderr without changing the exit code (a fix left unapplied, a skip).
+    notes: List[str] = field(default_factory=list)
+    applied_fixes: List[Finding] = field(default_factory=list)
+    original: Optional[str] = None  # fix mode: text before and after, for --diff
+    fixed: Optional[str] = None
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed is not None and self.fixed != self.original
+
+
+@dataclass
+class FixOutcome:
+    text: str
+    findings: List[Finding]
+    applied: List[Finding]
+    notes: List[str]
+
+
+class Linter:
+    """Runs the enabled rules; one instance serves a whole run."""
+
+    def __init__(self, settings: Settings, verbose: bool = False) -> None:
+        self.settings = settings
+        self.verbose = verbose
+        self._rules: Dict[str, Rule] = {code: cls() for code, cls in all_rules().items()}
+
+    # -- checking ---------------------------------------------------------------------------
+
+    def check_text(self, text: str, path: str, language: Language,
+                   enabled: Optional[frozenset] = None) -> List[Finding]:
+        enabled = self.settings.enabled_for(path) if enabled is None else enabled
+        candidates = [
+            rule for code, rule in self._rules.items()
+            if code in enabled and language.name in rule.languages()
+        ]
+        active = []
+        for rule in candidates:
+            pattern = rule.prefilter_for(language.name)
+            if pattern is None or pattern.search(text):
+                active.append(rule)
+        if not active:
+            return []
+        reported: List[Tuple[Rule, Diagnostic]] = []
+        try:
+            parsed = language.parse(path, text)
+        except FrontEndSyntaxError as error:
+            code = language.syntax_error_code
+            if code in enabled:
+                end = min(error.offset + 1, len(text))
+                reported.append((self._rules[code], Diagnostic(error.offset, end, error.message)))
+            return self._stamp(reported, text, path, language)
+        for rule in active:
+            try:
+                for diagnostic in rule.check(language.name, parsed):
+                    reported.append((rule, diagnostic))
+            except Exception as error:  # one rule's bug must not stop the others
+                reported.append((self._rules[INTERNAL_ERROR], self._internal_error(rule, path, error)))
+        return self._stamp(reported, text, path, language)
+
+    def _internal_error(self, rule: Rule, path: str, error: BaseException) -> Diagnostic:
+        message = f"rule {rule.code} ({rule.name}) failed on this file: {type(error).__name__}: {error}"
+        if self.verbose:
+            message += "\n" + "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        return Diagnostic(0, 0, message)
+
+    def _stamp(self, reported: Sequence[Tuple[Rule, Diagnostic]], text: str, path: str,
+               language: Language) -> List[Finding]:
+        if not reported:
+            return []
+        lines = LineIndex(text)
+        suppressions = language.suppressions(text, lines)
+        findings = []
+        seen = set()
+        for rule, diagnostic in reported:
+            start = lines.position(diagnostic.start)
+            if rule.code != INTERNAL_ERROR and suppressions.is_suppressed(start.line, rule.code):
+                continue
+            key = (rule.code, diagnostic.start, diagnostic.end, diagnostic.message)
+            if key in seen:
+                continue
+            seen.add(key)
+            findings.append(Finding(
+                path=path, code=rule.code, name=rule.name, message=diagnostic.message,
+                severity=rule.severity, start=start, end=lines.position(diagnostic.end),
+                start_offset=diagnostic.start, end_offset=diagnostic.end, fix=diagnostic.fix,
+            ))
+        findings.sort(key=lambda finding: finding.sort_key)
+        return findings
+
+    def check_path(self, path: str) -> FileReport:
+        report = FileReport(path)
+        loaded = self._load(path, report)
+        if loaded is not None:
+            language, source = loaded
+            report.findings = self.check_text(source.text, path, language)
+        return report
+
+    def _load(self, path: str, report: FileReport) -> Optional[Tuple[Language, DecodedSource]]:
+        language = language_for(path)
+        if language is None:
+            report.notes.append(f"{path}: skipped: not a supported file type")
+            return None
+        try:
+            raw = read_bytes(path)
+            return language, language.decode(raw)
+        except SourceError as error:
+            report.error = f"{path}: cannot read: {error}"
+            return None
+
+    # -- fixing -----------------------------------------------------------------------------
+
+    def fix_text(self, text: str, path: str, language: Language) -> FixOutcome:
+        enabled = self.settings.enabled_for(path)
+        applied: List[Finding] = []
+        notes: List[str] = []
+        rejected = set()  # (code, message) of fixes whose result would not parse
+        findings = self.check_text(text, path, language, enabled)
+        for _ in range(MAX_FIX_PASSES):
+            fixable = [
+                finding for finding in findings
+                if finding.fix is not None and finding.fix.is_applicable(self.settings.unsafe_fixes)
+                and (finding.code, finding.message) not in rejected
+            ]
+            chosen = _non_overlapping(fixable)
+            if not chosen:
+                break
+            new_text = apply_fixes(text, chosen)
+            if language.validate(new_text) is not None:
+                accepted = []
+                for finding in chosen:
+                    error = language.validate(apply_fixes(text, [finding]))
+                    if error is None:
+                        accepted.append(finding)
+                    else:
+                        rejected.add((finding.code, finding.message))
+                        notes.append(
+                            f"{path}:{finding.start.line}:{finding.start.column}: {finding.code} "
+                            f"[{finding.name}] fix not applied: the result would not parse ({error})"
+                        )
+                if not accepted:
+                    break
+                new_text = apply_fixes(text, accepted)
+                if language.validate(new_text) is not None:
+                    break
+                chosen = accepted
+            applied.extend(chosen)
+            text = new_text
+            findings = self.check_text(text, path, language, enabled)
+        return FixOutcome(text, findings, applied, notes)
+
+    def fix_path(self, path: str, write: bool = True) -> FileReport:
+        report = FileReport(path)
+        loaded = self._load(path, report)
+        if loaded is None:
+            return report
+        language, source = loaded
+        outcome = self.fix_text(source.text, path, language)
+        report.findings = outcome.findings
+        report.notes.extend(outcome.notes)
+        report.applied_fixes = outcome.applied
+        report.original, report.fixed = source.text, outcome.text
+        if write and report.changed:
+            try:
+                write_atomic(path, source.encode(outcome.text), expected_old=source.raw)
+            except ConcurrentModification as error:
+                report.error = f"{path}: {error}"
+                report.findings = self.check_text(source.text, path, language)
+                report.applied_fixes = []
+                report.fixed = source.text
+            except (OSError, UnicodeEncodeError) as error:
+                report.error = f"{path}: cannot write the fixed file: {error}"
+                report.applied_fixes = []
+                report.fixed = source.text
+        return report
+
+
+def _overlaps(first: Edit, second: Edit) -> bool:
+    if first.start == first.end == second.start == second.end:
+        return True  # two insertions at one point: their order would be a guess
+    return first.start < second.end and second.start < first.end
+
+
+def _non_overlapping(findings: Iterable[Finding]) -> List[Finding]:
+    chosen: List[Finding] = []
+    taken: List[Edit] = []
+    for finding in sorted(findings, key=lambda f: (f.fix.start, f.fix.end, f.code)):
+        edits = finding.fix.edits
+        if any(_overlaps(edit, other) for edit in edits for other in taken):
+            continue
+        chosen.append(finding)
+        taken.extend(edits)
+    return chosen
+
+
+def apply_fixes(text: str, findings: Iterable[Finding]) -> str:
+    edits = sorted((edit for finding in findings for edit in finding.fix.edits),
+                   key=lambda edit: (edit.start, edit.end))
+    parts = []
+    position = 0
+    for edit in edits:
+        parts.append(text[position:edit.start])
+        parts.append(edit.replacement)
+        position = max(position, edit.end)
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def exit_code(reports: Iterable[FileReport]) -> int:
+    has_findings = False
+    for report in reports:
+        if report.error is not None:
+            return 2
+        for finding in report.findings:
+            if finding.code == INTERNAL_ERROR:
+                return 2
+            has_findings = True
+    return 1 if has_findings else 0
+

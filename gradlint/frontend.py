@@ -1,0 +1,72 @@
+"""What a language front end offers the engine: how to decode a file, how to parse
+it once into the model its rules read, how suppression comments are written, and
+whether fixed source still parses."""
+from __future__ import annotations
+
+import os
+from typing import Callable, Dict, Optional, Tuple
+
+from gradlint.source import DecodedSource
+
+
+class FrontEndSyntaxError(Exception):
+    """The file cannot be parsed; `offset` is where (character offset), if known."""
+
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+class Language:
+    name: str
+    extensions: Tuple[str, ...]
+    # The code of the finding a parse failure becomes.
+    syntax_error_code: str
+
+    def decode(self, raw: bytes) -> DecodedSource:
+        raise NotImplementedError
+
+    def parse(self, path: str, text: str):
+        """The model the rules read; raises FrontEndSyntaxError."""
+        raise NotImplementedError
+
+    def suppressions(self, text: str, line_index) -> "Suppressions":
+        raise NotImplementedError
+
+    def validate(self, text: str) -> Optional[str]:
+        """None when `text` parses, else why not (used before a fix is written)."""
+        try:
+            self.parse("<fixed>", text)
+        except FrontEndSyntaxError as error:
+            return error.message
+        return None
+
+
+_LANGUAGES: Dict[str, Language] = {}
+
+
+def _load() -> Dict[str, Language]:
+    if not _LANGUAGES:
+        from gradlint.cpp.frontend import CPP
+        from gradlint.python.frontend import PYTHON
+
+        for language in (PYTHON, CPP):
+            for extension in language.extensions:
+                _LANGUAGES[extension] = language
+    return _LANGUAGES
+
+
+def language_for(path: str) -> Optional[Language]:
+    return _load().get(os.path.splitext(path)[1].lower())
+
+
+def languages() -> Tuple[Language, ...]:
+    return tuple({id(lang): lang for lang in _load().values()}.values())
+
+
+def supported_extensions() -> Tuple[str, ...]:
+    return tuple(sorted(_load()))
+
+
+Suppressions = Callable[[int, str], bool]  # (line, code) -> suppressed?

@@ -1,0 +1,59 @@
+"""Output formats. Each module here holds one `Reporter` subclass naming its format;
+they are found by walking this package, so a new format is a new module."""
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import pkgutil
+from dataclasses import dataclass, field
+from typing import ClassVar, Dict, List, TextIO
+
+from gradlint.diagnostics import Finding
+
+
+@dataclass
+class RunResult:
+    reports: list  # of gradlint.engine.FileReport, in a deterministic order
+    mode: str = "check"  # or "fix"
+    unsafe_fixes: bool = False
+
+    @property
+    def findings(self) -> List[Finding]:
+        return [finding for report in self.reports for finding in report.findings]
+
+    @property
+    def applied_fixes(self) -> List[Finding]:
+        return [finding for report in self.reports for finding in report.applied_fixes]
+
+
+@dataclass
+class ReporterOptions:
+    color: bool = False
+    show_source: bool = False
+    show_fixes: bool = False
+    # Source text by path, for formats that quote lines (filled only when asked for).
+    sources: Dict[str, str] = field(default_factory=dict)
+
+
+class Reporter:
+    format_name: ClassVar[str]
+
+    def __init__(self, stream: TextIO, options: ReporterOptions) -> None:
+        self.stream = stream
+        self.options = options
+
+    def render(self, result: RunResult) -> None:
+        raise NotImplementedError
+
+
+@functools.lru_cache(maxsize=1)
+def reporters() -> Dict[str, type]:
+    found = {}
+    for module_info in pkgutil.iter_modules(__path__, __name__ + "."):
+        module = importlib.import_module(module_info.name)
+        for value in vars(module).values():
+            if (inspect.isclass(value) and issubclass(value, Reporter) and value is not Reporter
+                    and value.__module__ == module.__name__):
+                found[value.format_name] = value
+    return dict(sorted(found.items()))

@@ -1,0 +1,127 @@
+"""The rule contract, and discovery of every rule module under `gradlint.rules`.
+
+A rule is one module holding one `Rule` subclass. Its docstring is its documentation,
+in markdown sections (see `REQUIRED_SECTIONS`). It implements `check_<language>` for
+each language it applies to (`check_python`, `check_cpp`); the languages are derived
+from those methods, so nothing is declared twice. Rules hold no state between files
+and do no I/O: they read the parsed model a front end hands them.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import pkgutil
+import re
+from dataclasses import dataclass
+from typing import ClassVar, Dict, Iterable, Mapping, Optional, Tuple, Union
+
+from gradlint.diagnostics import Diagnostic, Safety, Severity
+
+REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
+_CODE = re.compile(r"^GL\d{3}$")
+_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+_SECTION = re.compile(r"^## (.+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RuleDocs:
+    summary: str
+    sections: Tuple[Tuple[str, str], ...]
+
+    def section(self, title: str) -> str:
+        return dict(self.sections).get(title, "")
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.ERROR
+    default_enabled: ClassVar[bool] = True
+    # The strongest fix the rule can offer, or None when it offers none.
+    fix_safety: ClassVar[Optional[Safety]] = None
+    # A regex that must match somewhere in a file's text for the rule to find anything
+    # there (a necessary condition). One pattern, or one per language; None = always run.
+    prefilter: ClassVar[Union[str, Mapping[str, str], None]] = None
+    # Findings the engine itself reports (syntax errors, internal errors).
+    reported_by_engine: ClassVar[bool] = False
+
+    @classmethod
+    def languages(cls) -> Tuple[str, ...]:
+        return tuple(
+            sorted(name[len("check_"):] for name in dir(cls)
+                   if name.startswith("check_") and callable(getattr(cls, name)))
+        )
+
+    @classmethod
+    def prefilter_for(cls, language: str) -> Optional["re.Pattern[str]"]:
+        pattern = cls.prefilter
+        if isinstance(pattern, Mapping):
+            pattern = pattern.get(language)
+        return _compiled(pattern) if pattern else None
+
+    @classmethod
+    def docs(cls) -> RuleDocs:
+        return _parse_docs(inspect.cleandoc(cls.__doc__ or ""), cls.summary)
+
+    def check(self, language: str, parsed) -> Iterable[Diagnostic]:
+        return getattr(self, "check_" + language)(parsed)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(pattern: str) -> "re.Pattern[str]":
+    return re.compile(pattern)
+
+
+def _parse_docs(text: str, summary: str) -> RuleDocs:
+    sections = []
+    matches = list(_SECTION.finditer(text))
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        sections.append((match.group(1).strip(), text[match.end():end].strip()))
+    return RuleDocs(summary, tuple(sections))
+
+
+class RuleDefinitionError(Exception):
+    pass
+
+
+@functools.lru_cache(maxsize=1)
+def all_rules() -> Dict[str, type]:
+    """Every rule class under `gradlint.rules`, by code, found by walking the package."""
+    import gradlint.rules as package
+
+    found: Dict[str, type] = {}
+    for module_info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        module = importlib.import_module(module_info.name)
+        for value in vars(module).values():
+            if (inspect.isclass(value) and issubclass(value, Rule) and value is not Rule
+                    and value.__module__ == module.__name__):
+                _validate(value)
+                if value.code in found:
+                    raise RuleDefinitionError(
+                        f"{value.code} is defined twice: {found[value.code].__module__} and {module.__name__}"
+                    )
+                found[value.code] = value
+    return dict(sorted(found.items()))
+
+
+def _validate(rule: type) -> None:
+    where = rule.__module__
+    if not _CODE.match(getattr(rule, "code", "")):
+        raise RuleDefinitionError(f"{where}: code must look like GL123")
+    if not _NAME.match(getattr(rule, "name", "")):
+        raise RuleDefinitionError(f"{where}: name must be kebab-case")
+    if not getattr(rule, "summary", ""):
+        raise RuleDefinitionError(f"{where}: summary is missing")
+    if not rule.reported_by_engine and not rule.languages():
+        raise RuleDefinitionError(f"{where}: implements no check_<language> method")
+    titles = {title for title, _ in rule.docs().sections}
+    missing = [title for title in REQUIRED_SECTIONS if title not in titles]
+    if missing:
+        raise RuleDefinitionError(f"{where}: docstring lacks sections {missing}")
+
+
+def rules_by_name() -> Dict[str, type]:
+    return {rule.name: rule for rule in all_rules().values()}

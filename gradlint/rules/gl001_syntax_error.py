@@ -1,0 +1,34 @@
+from gradlint.rule import Rule
+
+
+class SyntaxErrorRule(Rule):
+    """
+    ## What it does
+    Reports a Python file that libcst cannot parse (or cannot decode), at the place
+    the parser stopped.
+
+    ## Why is this bad?
+    Python raises `SyntaxError` when it imports such a file, and gradlint cannot check
+    what it cannot parse. Only files that some enabled rule's text prefilter selects
+    are parsed, so a file that never mentions a grad-mode guard is not reported.
+
+    ## Example
+    ```python
+    with torch.inference_mode(:
+        y = model(x)
+    ```
+
+    ## Use instead
+    ```python
+    with torch.inference_mode():
+        y = model(x)
+    ```
+
+    ## Fix safety
+    No fix: gradlint does not guess what the code was meant to say.
+    """
+
+    code = "GL001"
+    name = "syntax-error"
+    summary = "Python source that cannot be parsed"
+    reported_by_engine = True

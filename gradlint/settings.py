@@ -1,0 +1,93 @@
+"""Effective settings of a run: which rules, which files, which fixes."""
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, Optional, Sequence, Tuple
+
+from gradlint.rule import all_rules
+
+
+class SelectionError(ValueError):
+    pass
+
+
+def expand_selector(selector: str) -> FrozenSet[str]:
+    """`ALL`, a full code, or a code prefix such as `GL4` -> the codes it names."""
+    selector = selector.strip().upper()
+    codes = all_rules()
+    if selector == "ALL":
+        return frozenset(codes)
+    matched = frozenset(code for code in codes if code.startswith(selector))
+    if not matched or not selector.startswith("GL"):
+        raise SelectionError(f"unknown rule code or prefix {selector!r}")
+    return matched
+
+
+def resolve_selection(select: Optional[Sequence[str]], extend_select: Sequence[str],
+                      ignore: Sequence[str]) -> FrozenSet[str]:
+    if select is None:
+        enabled = {code for code, rule in all_rules().items() if rule.default_enabled}
+    else:
+        enabled = set()
+        for selector in select:
+            enabled |= expand_selector(selector)
+    for selector in extend_select:
+        enabled |= expand_selector(selector)
+    for selector in ignore:
+        enabled -= expand_selector(selector)
+    return frozenset(enabled)
+
+
+DEFAULT_EXCLUDES = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "virtualenv", ".tox", ".nox",
+    "build", "dist", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".gradlint_cache", ".eggs", "*.egg-info", "site-packages",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    enabled: FrozenSet[str]
+    exclude: Tuple[str, ...] = DEFAULT_EXCLUDES
+    extend_exclude: Tuple[str, ...] = ()
+    # (glob, codes) pairs; globs match paths relative to `root`, or bare file names.
+    per_file_ignores: Tuple[Tuple[str, FrozenSet[str]], ...] = ()
+    unsafe_fixes: bool = False
+    root: str = field(default_factory=os.getcwd)
+    respect_gitignore: bool = True
+
+    def enabled_for(self, path: str) -> FrozenSet[str]:
+        if not self.per_file_ignores:
+            return self.enabled
+        relative = _relative(path, self.root)
+        name = os.path.basename(path)
+        enabled = self.enabled
+        for pattern, codes in self.per_file_ignores:
+            if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern):
+                enabled = enabled - codes
+        return enabled
+
+    @property
+    def excludes(self) -> Tuple[str, ...]:
+        return self.exclude + self.extend_exclude
+
+
+def _relative(path: str, root: str) -> str:
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute, root)
+    except ValueError:
+        return absolute.replace(os.sep, "/")
+    return (absolute if relative.startswith("..") else relative).replace(os.sep, "/")
+
+
+def expand_per_file_ignores(mapping: Dict[str, Iterable[str]]) -> Tuple[Tuple[str, FrozenSet[str]], ...]:
+    pairs = []
+    for pattern, selectors in mapping.items():
+        codes: FrozenSet[str] = frozenset()
+        for selector in selectors:
+            codes |= expand_selector(selector)
+        pairs.append((pattern, codes))
+    return tuple(pairs)
