@@ -32,7 +32,7 @@ def rule_table() -> str:
     lines = ["| code | name | languages | default | fix | summary |", "|---|---|---|---|---|---|"]
     for code, rule in all_rules().items():
         lines.append(
-            f"| [{code}](#{code.lower()}-{rule.name}) | `{rule.name}` | {', '.join(rule.languages()) or 'any'} "
+            f"| [{code}](docs/rules.md#{code.lower()}-{rule.name}) | `{rule.name}` | {', '.join(rule.languages()) or 'any'} "
             f"| {'on' if rule.default_enabled else 'off'} | {fix_label(rule)} | {rule.summary} |"
         )
     return "\n".join(lines) + "\n"
