@@ -72,7 +72,7 @@ def update_readme(path: str) -> None:
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
     block = "<!-- rules-table -->\n" + rule_table() + "<!-- /rules-table -->\n"
-    text = re.sub(r"<!-- rules-table -->\n(?:.*?<!-- /rules-table -->)?", lambda _: block, text, count=1, flags=re.S)
+    text = re.sub(r"<!-- rules-table -->\n(?:.*?<!-- /rules-table -->\n)?", lambda _: block, text, count=1, flags=re.S)
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
 
