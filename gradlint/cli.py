@@ -22,7 +22,7 @@ from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, reporters
 from gradlint.settings import (
-    DEFAULT_EXCLUDES, SelectionError, Settings, expand_per_file_ignores, resolve_selection,
+    DEFAULT_EXCLUDES, SelectionError, Settings, expand_per_file_ignores, resolve_layers,
 )
 
 USAGE_ERROR = 2
@@ -81,11 +81,11 @@ def build_settings(paths: Sequence[str], options: dict) -> Settings:
     except ConfigError as error:
         raise GradlintError(str(error)) from None
     values = file_config.values
-    select = _split_codes(options["select"]) or values.get("select")
-    extend_select = list(values.get("extend-select", [])) + _split_codes(options["extend_select"])
-    ignore = list(values.get("ignore", [])) + _split_codes(options["ignore"])
+    file_layer = (values.get("select"), values.get("extend-select", []), values.get("ignore", []))
+    command_line_layer = (_split_codes(options["select"]) or None, _split_codes(options["extend_select"]),
+                          _split_codes(options["ignore"]))
     try:
-        enabled = resolve_selection(select, extend_select, ignore)
+        enabled = resolve_layers([file_layer, command_line_layer])
         per_file_ignores = expand_per_file_ignores(values.get("per-file-ignores", {}))
     except SelectionError as error:
         raise GradlintError(str(error)) from None
@@ -140,7 +140,7 @@ def _report(result: RunResult, options: dict, statistics_out=None) -> None:
     if options["statistics"]:
         _print_statistics(result, reporter_options)
     else:
-        reporters()[format_name](click.get_text_stream("stdout"), reporter_options).render(result)
+        reporters()[format_name](sys.stdout, reporter_options).render(result)
 
 
 def _read_text(path: str) -> Optional[str]:
@@ -207,7 +207,7 @@ def _stdin_source(name: str):
     language = language_for(name)
     if language is None:
         raise GradlintError(f"--stdin-filename {name}: not a Python, C++ or notebook file name")
-    raw = click.get_binary_stream("stdin").read()
+    raw = sys.stdin.buffer.read()
     try:
         return language, language.decode(raw)
     except Exception as error:

@@ -63,7 +63,7 @@ def load(path: str, required_table: bool = False) -> FileConfig:
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+        raise ConfigError(f"{path}: invalid TOML: {_with_line(error, path)}") from None
     if os.path.basename(path) == "pyproject.toml" or required_table:
         table = document.get("tool", {}).get("gradlint", {})
     else:  # a dedicated gradlint.toml holds the keys at top level
@@ -71,6 +71,19 @@ def load(path: str, required_table: bool = False) -> FileConfig:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.gradlint] must be a table")
     return FileConfig(path, validate(table, path))
+
+
+def _with_line(error: Exception, path: str) -> str:
+    """tomllib names the line for most errors but not for one at the end of the file."""
+    message = str(error)
+    if "line" not in message:
+        try:
+            with open(path, "rb") as handle:
+                last_line = handle.read().count(b"\n") + 1
+            message += f" (line {last_line})"
+        except OSError:
+            pass
+    return message
 
 
 def validate(table: Dict[str, Any], path: str) -> Dict[str, Any]:

@@ -25,18 +25,27 @@ def expand_selector(selector: str) -> FrozenSet[str]:
     return matched
 
 
+SelectionLayer = Tuple[Optional[Sequence[str]], Sequence[str], Sequence[str]]
+
+
 def resolve_selection(select: Optional[Sequence[str]], extend_select: Sequence[str],
                       ignore: Sequence[str]) -> FrozenSet[str]:
-    if select is None:
-        enabled = {code for code, rule in all_rules().items() if rule.default_enabled}
-    else:
-        enabled = set()
-        for selector in select:
+    return resolve_layers([(select, extend_select, ignore)])
+
+
+def resolve_layers(layers: Sequence[SelectionLayer]) -> FrozenSet[str]:
+    """Apply (select, extend-select, ignore) layers in order, the configuration file's
+    first and the command line's last: a layer's `select` replaces what came before."""
+    enabled = {code for code, rule in all_rules().items() if rule.default_enabled}
+    for select, extend_select, ignore in layers:
+        if select is not None:
+            enabled = set()
+            for selector in select:
+                enabled |= expand_selector(selector)
+        for selector in extend_select:
             enabled |= expand_selector(selector)
-    for selector in extend_select:
-        enabled |= expand_selector(selector)
-    for selector in ignore:
-        enabled -= expand_selector(selector)
+        for selector in ignore:
+            enabled -= expand_selector(selector)
     return frozenset(enabled)
 
 
