@@ -47,10 +47,13 @@ class FixOutcome:
 class Linter:
     """Runs the enabled rules; one instance serves a whole run."""
 
-    def __init__(self, settings: Settings, verbose: bool = False) -> None:
+    def __init__(self, settings: Settings, verbose: bool = False,
+                 extra_rules: Sequence[Rule] = ()) -> None:
         self.settings = settings
         self.verbose = verbose
         self._rules: Dict[str, Rule] = {code: cls() for code, cls in all_rules().items()}
+        # Rules from outside the package (tests, embedding tools); enable them in settings.
+        self._rules.update((rule.code, rule) for rule in extra_rules)
 
     # -- checking ---------------------------------------------------------------------------
 
