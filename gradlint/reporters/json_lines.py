@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+import json
+
+from gradlint.reporters import Reporter, RunResult
+
+
+class JsonLinesReporter(Reporter):
+    """One JSON object a line, the same fields as `json`; streams well into `jq` and log tools."""
+
+    format_name = "json-lines"
+
+    def render(self, result: RunResult) -> None:
+        for finding in result.findings:
+            self.stream.write(json.dumps(finding.to_dict(), ensure_ascii=False, separators=(",", ":")))
+            self.stream.write("\n")

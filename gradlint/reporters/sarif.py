@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+from typing import Dict, List
+from urllib.parse import quote
+
+from gradlint import __version__
+from gradlint.reporters import Reporter, RunResult
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://example.invalid/gradlint"  # the Homepage in pyproject.toml
+_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def artifact_location(path: str) -> dict:
+    """A relative path stays relative to the source root (`%SRCROOT%`, the working folder);
+    an absolute one becomes a file URI."""
+    if os.path.isabs(path):
+        return {"uri": pathlib.Path(path).as_uri()}
+    return {"uri": quote(path.replace(os.sep, "/")), "uriBaseId": "%SRCROOT%"}
+
+
+def _rule_descriptor(code: str) -> dict:
+    from gradlint.docs import rule_markdown
+    from gradlint.rule import all_rules
+
+    rule = all_rules()[code]
+    docs = rule.docs()
+    what, why = docs.section("What it does"), docs.section("Why is this bad?")
+    return {
+        "id": code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": what or rule.summary},
+        "help": {"text": "\n\n".join(part for part in (what, why) if part) or rule.summary,
+                 "markdown": rule_markdown(rule)},
+        "defaultConfiguration": {"level": _LEVELS[rule.severity.value], "enabled": rule.default_enabled},
+    }
+
+
+class SarifReporter(Reporter):
+    """SARIF 2.1.0, for GitHub code scanning and other static-analysis viewers."""
+
+    format_name = "sarif"
+
+    def render(self, result: RunResult) -> None:
+        findings = result.findings
+        codes = sorted({finding.code for finding in findings})
+        rule_index: Dict[str, int] = {code: index for index, code in enumerate(codes)}
+        results: List[dict] = []
+        for finding in findings:
+            location = artifact_location(finding.path)
+            entry = {
+                "ruleId": finding.code,
+                "ruleIndex": rule_index[finding.code],
+                "level": _LEVELS[finding.severity.value],
+                "message": {"text": finding.message},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": location,
+                    "region": {
+                        "startLine": finding.start.line, "startColumn": finding.start.column,
+                        "endLine": finding.end.line, "endColumn": finding.end.column,
+                    },
+                }}],
+            }
+            if finding.cell is not None:
+                # Notebook positions are within the code cell, not the file's JSON text.
+                entry["properties"] = {"cell": finding.cell}
+            elif finding.fix is not None and finding.fix.is_applicable(result.unsafe_fixes):
+                entry["fixes"] = [{
+                    "description": {"text": f"{finding.fix.title} ({finding.fix.safety.value} fix)"},
+                    "artifactChanges": [{
+                        "artifactLocation": location,
+                        "replacements": [
+                            {"deletedRegion": {"charOffset": edit.start, "charLength": edit.end - edit.start},
+                             "insertedContent": {"text": edit.replacement}}
+                            for edit in finding.fix.edits
+                        ],
+                    }],
+                }]
+            results.append(entry)
+        notifications = [
+            {"level": "error", "message": {"text": report.error},
+             "locations": [{"physicalLocation": {"artifactLocation": artifact_location(report.path)}}]}
+            for report in result.reports if report.error
+        ]
+        invocation = {"executionSuccessful": not notifications}
+        if notifications:
+            invocation["toolExecutionNotifications"] = notifications
+        document = {
+            "$schema": SCHEMA_URI,
+            "version": "2.1.0",
+            "runs": [{
+                "tool": {"driver": {
+                    "name": "gradlint",
+                    "version": __version__,
+                    "semanticVersion": __version__,
+                    "informationUri": INFORMATION_URI,
+                    "rules": [_rule_descriptor(code) for code in codes],
+                }},
+                "invocations": [invocation],
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": pathlib.Path(os.getcwd()).as_uri() + "/"}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }],
+        }
+        json.dump(document, self.stream, indent=2, ensure_ascii=False)
+        self.stream.write("\n")
