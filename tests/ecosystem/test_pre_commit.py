@@ -1,0 +1,69 @@
+"""The hooks in .pre-commit-hooks.yaml, run by the real pre-commit on a throwaway repository.
+
+pre-commit installs the hook with pip from the project's committed HEAD, so this test needs
+git and the package registry, and it sees only what is committed."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BAD_CPP, BAD_PYTHON, ROOT
+
+pytest.importorskip("pre_commit")
+pytestmark = [
+    pytest.mark.precommit,
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+]
+
+
+def _git(*args, cwd):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repository(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    _git("init", "-q", cwd=work)
+    (work / "model.py").write_text(BAD_PYTHON, encoding="utf-8")
+    (work / "kernel.cpp").write_text(BAD_CPP, encoding="utf-8")
+    (work / "README.txt").write_text("with torch.no_grad: is not checked here\n", encoding="utf-8")
+    _git("add", ".", cwd=work)
+    return work
+
+
+def _try_repo(work, hook, *files):
+    head = _git("rev-parse", "HEAD", cwd=ROOT).strip()
+    committed = _git("ls-tree", "--name-only", head, cwd=ROOT).split()
+    assert ".pre-commit-hooks.yaml" in committed, "commit .pre-commit-hooks.yaml: try-repo reads HEAD"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env.update(PRE_COMMIT_HOME=str(work.parent / "pre-commit-home"), PRE_COMMIT_COLOR="never",
+               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    selection = ["--files", *files] if files else ["--all-files"]
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", ROOT, hook, "--ref", head, "--verbose", *selection],
+        cwd=work, env=env, capture_output=True, text=True, timeout=900,
+    )
+
+
+def test_hooks_report_then_fix_with_real_pre_commit(repository):
+    checked = _try_repo(repository, "gradlint")
+    output = checked.stdout + checked.stderr
+    assert checked.returncode == 1, output
+    assert "model.py:5:10: GL402" in output
+    assert "kernel.cpp:4:7: GL101" in output
+    assert "README.txt" not in output  # not a file type the hook takes
+
+    fixed = _try_repo(repository, "gradlint-fix")
+    output = fixed.stdout + fixed.stderr
+    assert fixed.returncode == 1, output  # files changed, and GL101 has no fix
+    assert "files were modified by this hook" in output
+    assert (repository / "model.py").read_text(encoding="utf-8") == BAD_PYTHON.replace(
+        "with torch.no_grad:", "with torch.no_grad():")
+    assert (repository / "kernel.cpp").read_text(encoding="utf-8") == BAD_CPP
+
+    again = _try_repo(repository, "gradlint", "model.py")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Passed" in again.stdout
