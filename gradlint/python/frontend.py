@@ -25,23 +25,65 @@ class PythonFile:
 
     @cached_property
     def imports(self):
+        import libcst
+
         from gradlint.python.names import ImportTable
 
-        return ImportTable.of_module(self.module)
+        statements = self.nodes(libcst.Import) + self.nodes(libcst.ImportFrom)
+        statements.sort(key=self._order.__getitem__)
+        return ImportTable.of_statements(statements)
+
+    @cached_property
+    def guards(self):
+        """Where each grad-mode guard is active (`gradlint.python.guards.GuardModel`)."""
+        from gradlint.python.guards import GuardModel
+
+        return GuardModel(self)
+
+    @cached_property
+    def inference_flow(self):
+        """Values made under inference mode and what happens to them later
+        (`gradlint.python.flow.InferenceFlow`), shared by GL201-GL204."""
+        from gradlint.python.flow import InferenceFlow
+
+        return InferenceFlow(self)
+
+    def parent(self, node):
+        """The node's parent, None for the module."""
+        return self._walk[1].get(node)
+
+    def is_before(self, first, second) -> bool:
+        """Whether `first` starts before `second` in the source."""
+        return self._order[first] < self._order[second]
 
     def qualified_name(self, node) -> Optional[str]:
         return self.imports.qualified_name(node)
 
     @cached_property
-    def _nodes_by_type(self) -> Dict[type, list]:
-        """Every node of the module, grouped by type, in source order (one walk shared by all rules)."""
+    def _walk(self):
+        """One walk shared by all rules: every node grouped by type in source order, each
+        node's parent, and each node's rank in source order."""
         by_type: Dict[type, list] = {}
+        parents: Dict[object, object] = {}
+        order: Dict[object, int] = {}
         stack = [self.module]
         while stack:
             node = stack.pop()
+            order[node] = len(order)
             by_type.setdefault(type(node), []).append(node)
-            stack.extend(reversed(node.children))
-        return by_type
+            children = node.children
+            for child in children:
+                parents[child] = node
+            stack.extend(reversed(children))
+        return by_type, parents, order
+
+    @property
+    def _nodes_by_type(self) -> Dict[type, list]:
+        return self._walk[0]
+
+    @property
+    def _order(self) -> Dict[object, int]:
+        return self._walk[2]
 
     def nodes(self, node_type: Type[Node]) -> List[Node]:
         return self._nodes_by_type.get(node_type, [])

@@ -5,7 +5,7 @@ imports answers what the rules ask (`T.no_grad` -> `torch.no_grad`) for a fracti
 """
 from __future__ import annotations
 
-from typing import Dict, Iterator, Optional
+from typing import Dict, Iterable, Iterator, Optional
 
 import libcst as cst
 
@@ -27,8 +27,16 @@ class ImportTable:
 
     @classmethod
     def of_module(cls, module: cst.Module) -> "ImportTable":
+        """Every import of the module, also those inside functions and classes."""
+        return cls.of_statements(_all_imports(module))
+
+    @classmethod
+    def of_statements(cls, statements: Iterable[cst.CSTNode]) -> "ImportTable":
+        """The table of these `Import`/`ImportFrom` nodes, in source order. A function-level
+        import is entered like a module-level one: a local `import torch as T` means the
+        same thing wherever `T` is read."""
         bindings: Dict[str, str] = {}
-        for statement in _import_statements(module.body):
+        for statement in statements:
             if isinstance(statement, cst.Import):
                 for alias in statement.names:
                     full = _dotted(alias.name)
@@ -65,18 +73,13 @@ class ImportTable:
         return target + ("." + rest if rest else "")
 
 
-def _import_statements(body) -> Iterator[cst.CSTNode]:
-    """Imports at module level, also inside top-level `if`/`try` blocks (version guards)."""
-    for statement in body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)):
-                    yield small
-        elif isinstance(statement, cst.If):
-            yield from _import_statements(statement.body.body)
-            if statement.orelse is not None:
-                yield from _import_statements(statement.orelse.body.body if isinstance(statement.orelse, cst.Else) else [statement.orelse])
-        elif isinstance(statement, cst.Try):
-            yield from _import_statements(statement.body.body)
-            for handler in statement.handlers:
-                yield from _import_statements(handler.body.body)
+def _all_imports(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Import, cst.ImportFrom)):
+            yield current
+        elif isinstance(current, cst.BaseExpression):
+            continue  # no statement hides inside an expression
+        else:
+            stack.extend(reversed(current.children))
