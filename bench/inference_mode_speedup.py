@@ -1,0 +1,183 @@
+"""How much faster is `torch.inference_mode()` than `torch.no_grad()` for pure inference?
+
+Runs each workload under both guards in one process, alternating them run by run
+and swapping which goes first each time, so drift in machine load hits both alike.
+A repetition is `--inner` such pairs; it keeps the fastest run of each guard and
+yields one ratio `best(no_grad) / best(inference_mode)`: above 1 means inference_mode
+was faster. Prints per workload the median ratio over the repetitions with its spread
+(min, quartiles, max), and the machine and load it ran under. GL405's documentation
+quotes this script's output.
+
+    python bench/inference_mode_speedup.py                      # about half a minute
+    python bench/inference_mode_speedup.py --quick --repeats 3  # check that it runs
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+from typing import Callable, Dict, List
+
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+
+def view_heavy_workload(scale: int) -> Callable[[], None]:
+    """Many small ops that make views and update tensors in place: the bookkeeping
+    inference mode skips (view tracking, version counters) is most of their cost."""
+    frames = torch.randn(64, 8, 16)
+    bias = torch.randn(16)
+
+    def run() -> None:
+        for _ in range(scale):
+            for frame in frames.unbind(0):  # 64 views
+                rows = frame.narrow(0, 1, 6).transpose(0, 1)  # views of views
+                window = rows.unsqueeze(0).expand(2, 16, 6).select(0, 1)
+                out = window.contiguous().view(-1)[:48]
+                out.add_(1.0).mul_(0.5)  # in-place on a fresh tensor: version bumps
+                column = frame[:, 3]
+                column.clamp(min=0.0).sum()
+                frame.t()[2].add(bias[:8]).relu_()
+
+    return run
+
+
+class SmallConvNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(inplace=True),
+            nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(inplace=True),
+            nn.MaxPool2d(2),
+            nn.Conv2d(64, 128, 3, padding=1), nn.BatchNorm2d(128), nn.ReLU(inplace=True),
+            nn.AdaptiveAvgPool2d(1),
+        )
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 10))
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(images))
+
+
+def conv_forward_workload(scale: int) -> Callable[[], None]:
+    """An ordinary CNN forward pass in eval mode: big kernels, few ops."""
+    model = SmallConvNet().eval()
+    images = torch.randn(16, 3, 64, 64)
+
+    def run() -> None:
+        for _ in range(scale):
+            model(images).softmax(dim=1).argmax(dim=1)
+
+    return run
+
+
+def mlp_forward_workload(scale: int) -> Callable[[], None]:
+    """A small-batch MLP forward: few, cheap ops, so per-op overhead shows more."""
+    model = nn.Sequential(
+        nn.Linear(256, 512), nn.GELU(), nn.LayerNorm(512),
+        nn.Linear(512, 512), nn.GELU(), nn.LayerNorm(512),
+        nn.Linear(512, 10),
+    ).eval()
+    batch = torch.randn(8, 256)
+
+    def run() -> None:
+        for _ in range(scale):
+            model(batch).softmax(dim=1)
+
+    return run
+
+
+GUARDS = {"no_grad": torch.no_grad, "inference_mode": torch.inference_mode}
+
+
+def time_under(guard_name: str, run: Callable[[], None]) -> float:
+    with GUARDS[guard_name]():
+        start = time.perf_counter()
+        run()
+        return time.perf_counter() - start
+
+
+def measure(run: Callable[[], None], repeats: int, inner: int) -> Dict[str, List[float]]:
+    """Per repetition and guard, the fastest of `inner` alternating runs: on a shared
+    machine a run can lose its core at any moment, and the minimum filters that out."""
+    for name in GUARDS:  # warm up allocator, kernels and caches under both guards
+        time_under(name, run)
+    best: Dict[str, List[float]] = {name: [] for name in GUARDS}
+    order = list(GUARDS)
+    for _ in range(repeats):
+        samples: Dict[str, List[float]] = {name: [] for name in GUARDS}
+        for _ in range(inner):
+            for name in order:
+                samples[name].append(time_under(name, run))
+            order.reverse()
+        for name in GUARDS:
+            best[name].append(min(samples[name]))
+    return best
+
+
+def quartiles(values: List[float]) -> List[float]:
+    if len(values) < 2:
+        return [values[0]] * 3
+    return statistics.quantiles(values, n=4, method="inclusive")
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=31, help="ratios measured per workload")
+    parser.add_argument("--inner", type=int, default=5, help="alternating pairs per repetition")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch intra-op threads (1 keeps other processes' load out of the numbers)")
+    parser.add_argument("--quick", action="store_true", help="tiny workloads, to check the script runs")
+    args = parser.parse_args(argv)
+    if min(args.repeats, args.inner, args.threads) < 1:
+        parser.error("--repeats, --inner and --threads must be at least 1")
+
+    torch.manual_seed(0)
+    torch.set_num_threads(args.threads)
+    # Calls per timed run, sized so one run takes some 10-50 ms here.
+    scales = {"view-heavy small tensors": 10, "conv net forward (16x3x64x64)": 1,
+              "MLP forward (batch 8)": 50}
+    factories = {"view-heavy small tensors": view_heavy_workload,
+                 "conv net forward (16x3x64x64)": conv_forward_workload,
+                 "MLP forward (batch 8)": mlp_forward_workload}
+
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}")
+    print(f"torch {torch.__version__}, python {platform.python_version()}, "
+          f"{torch.get_num_threads()} intra-op thread(s)")
+    print(f"{args.repeats} repetitions x best of {args.inner} alternating runs per guard; "
+          f"load average at start {os.getloadavg()[0]:.2f}")
+    print("ratio = time(no_grad) / time(inference_mode); > 1 means inference_mode is faster")
+    print()
+    header = f"{'workload':32} {'no_grad ms':>11} {'inf_mode ms':>11} {'ratio':>7}  {'min':>6} {'q1':>6} {'q3':>6} {'max':>6}"
+    print(header)
+    print("-" * len(header))
+    for name, factory in factories.items():
+        run = factory(1 if args.quick else scales[name])
+        times = measure(run, args.repeats, args.inner)
+        ratios = [slow / fast for slow, fast in zip(times["no_grad"], times["inference_mode"])]
+        q1, median, q3 = quartiles(ratios)
+        print(f"{name:32} {statistics.median(times['no_grad']) * 1e3:11.2f} "
+              f"{statistics.median(times['inference_mode']) * 1e3:11.2f} {median:7.3f}  "
+              f"{min(ratios):6.3f} {q1:6.3f} {q3:6.3f} {max(ratios):6.3f}", flush=True)
+    print(f"\nload average at end {os.getloadavg()[0]:.2f}; times are medians of the per-repetition bests")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
