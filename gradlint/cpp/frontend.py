@@ -1,13 +1,20 @@
-"""Lex a C++ file once and offer rules the code with comments and literals blanked."""
+"""Lex a C++ file once and offer rules the blanked code, the scope tree and what the
+recognisers found, each computed on first use."""
 from __future__ import annotations
 
+import re
 from functools import cached_property
+from typing import Dict, List, Optional
 
-from gradlint.cpp.lexer import blank
+from gradlint.cpp import recognisers
+from gradlint.cpp.lexer import Lexed, lex
+from gradlint.cpp.scopes import Scope, ScopeTree, build
 from gradlint.diagnostics import LineIndex
 from gradlint.frontend import Language
 from gradlint.source import DecodedSource, decode_cpp
 from gradlint.suppression import LineSuppressions, cpp_suppressions
+
+_INCLUDE = re.compile(r'#\s*include\s*[<"](?P<path>[^>"]+)[>"]')
 
 
 class CppFile:
@@ -18,9 +25,56 @@ class CppFile:
         self.text = text
 
     @cached_property
+    def lexed(self) -> Lexed:
+        return lex(self.text)
+
+    @property
     def code(self) -> str:
         """The source with comments, literals and preprocessor lines blanked (same offsets)."""
-        return blank(self.text)
+        return self.lexed.code
+
+    @cached_property
+    def tree(self) -> ScopeTree:
+        return build(self.code, self.lexed.directives)
+
+    @cached_property
+    def aliases(self) -> Dict[str, str]:
+        return recognisers.namespace_aliases(self.code)
+
+    @cached_property
+    def guards(self) -> List[recognisers.GuardDecl]:
+        return recognisers.find_guards(self.code, self.tree, self.aliases)
+
+    @cached_property
+    def recognised(self) -> recognisers.Recognised:
+        return recognisers.recognise(self.code, self.tree, self.aliases)
+
+    @cached_property
+    def includes(self) -> List[str]:
+        return [match.group("path") for directive in self.lexed.directives
+                if directive.name == "include"
+                for match in [_INCLUDE.match(directive.text)] if match]
+
+    @cached_property
+    def last_include_end(self) -> Optional[int]:
+        """The end of the last top-level `#include` line (where a new include goes)."""
+        ends = [directive.end for directive in self.lexed.directives if directive.name == "include"]
+        return ends[-1] if ends else None
+
+    def function_at(self, offset: int) -> Optional[Scope]:
+        return self.tree.scope_at(offset).enclosing_function()
+
+    def is_kernel(self, function: Scope) -> bool:
+        return recognisers.is_kernel(self.code, function, self.recognised)
+
+    def is_inference(self, function: Scope) -> bool:
+        return recognisers.is_inference(self.code, function)
+
+    def autograd_method(self, function: Scope) -> Optional[str]:
+        return recognisers.autograd_method(function, self.recognised)
+
+    def redispatches(self, function: Scope) -> bool:
+        return recognisers.redispatches(self.code, function, self.recognised)
 
 
 class CppLanguage(Language):
@@ -37,6 +91,28 @@ class CppLanguage(Language):
 
     def suppressions(self, text: str, line_index: LineIndex) -> LineSuppressions:
         return cpp_suppressions(text, line_index)
+
+    def validate(self, text: str) -> Optional[str]:
+        """Fixed source must lex cleanly: no unterminated comment or literal, and its
+        braces balanced (the fixer only calls this on results of edits to a file; an
+        original that was already unbalanced is compared by `validate_against`)."""
+        return self.validate_against(None, text)
+
+    def validate_against(self, original: Optional[str], text: str) -> Optional[str]:
+        lexed = lex(text)
+        if lexed.problems:
+            offset, message = lexed.problems[0]
+            if original is None or len(lex(original).problems) < len(lexed.problems):
+                return f"{message} at offset {offset}"
+        tree = build(lexed.code, lexed.directives)
+        if tree.warnings:
+            if original is not None:
+                before = lex(original)
+                if build(before.code, before.directives).warnings:
+                    return None
+            offset, message = tree.warnings[0]
+            return f"{message} at offset {offset}"
+        return None
 
 
 CPP = CppLanguage()

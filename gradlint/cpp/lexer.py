@@ -1,33 +1,174 @@
 """Blank out what C++ rules must not read, keeping offsets and line breaks.
 
-`blank(text)` returns a string of the same length in which comments, string and
-character literals and preprocessor lines are spaces (line breaks kept), so a regex
-over it finds only code, and its offsets are offsets in the real source.
+`lex(text)` returns a `Lexed` whose `code` has the same length as `text`, with
+comments, string and character literals and preprocessor lines turned into spaces
+(line breaks kept), so a regex over it finds only code and its offsets are offsets in
+the real source. It also lists the preprocessor directives and the problems found
+(an unterminated comment or literal). The scanner jumps from one interesting
+character to the next with compiled regexes, so it runs in linear time on any input.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import List, Tuple
 
-_TOKEN = re.compile(
-    r"""
-      (?P<line_comment>//[^\n]*)
-    | (?P<block_comment>/\*(?:[^*]|\*(?!/))*(?:\*/)?)
-    | (?P<raw_string>(?:u8|u|U|L)?R"(?P<delim>[^()\\\s"]{0,16})\((?:.|\n)*?\)(?P=delim)")
-    | (?P<string>(?:u8|u|U|L)?"(?:\\.|\\\n|[^"\\\n])*"?)
-    | (?P<char>(?<![0-9A-Za-z_])(?:u8|u|U|L)?'(?:\\.|[^'\\\n])*'?)
-    | (?P<preprocessor>^[ \t]*\#(?:\\\r?\n|[^\n])*)
-    """,
-    re.VERBOSE | re.MULTILINE,
-)
-_NOT_NEWLINE = re.compile(r"[^\r\n]")
+# The characters where something other than plain code may begin.
+_INTERESTING = re.compile(r"""/[/*]|["'#]|@["]""")
+_NOT_NEWLINE = re.compile(r"[^\r\n]+")
+# A line comment ends at a line break that no backslash continues.
+_LINE_COMMENT_END = re.compile(r"(?:[^\\\r\n]|\\(?:\r\n|[\s\S]))*")
+# The body of a quoted literal after its opening quote: escapes, continued lines, anything
+# but the closing quote and an unescaped line break.
+_STRING_BODY = re.compile(r'[^"\\\r\n]*(?:\\(?:\r\n|[\s\S])[^"\\\r\n]*)*')
+_CHAR_BODY = re.compile(r"[^'\\\r\n]*(?:\\(?:\r\n|[\s\S])[^'\\\r\n]*)*")
+# Encoding prefixes and the raw-string marker right before a quote.
+_PREFIX = re.compile(r"(?:u8|u|U|L)?R?$")
+_RAW_DELIMITER = re.compile(r'[^()\\\s"]{0,16}\(')
+# A preprocessor directive runs to a line break that no backslash continues; a block
+# comment inside it may run on over several lines.
+_DIRECTIVE_PIECE = re.compile(r"(?:[^\\\r\n/]|\\(?:\r\n|[\s\S])|/(?![*/]))*")
+_DIRECTIVE_NAME = re.compile(r"#[ \t]*([A-Za-z_]\w*)")
+_WORD_CHAR = re.compile(r"[0-9A-Za-z_.]")
+_WORD_BACK = re.compile(r"[0-9A-Za-z_.']*$")
+
+
+@dataclass(frozen=True)
+class Directive:
+    start: int
+    end: int
+    name: str  # "include", "if", "ifdef", "else", ... ("" for a null directive)
+    text: str
+
+
+@dataclass
+class Lexed:
+    code: str
+    directives: List[Directive] = field(default_factory=list)
+    # (offset, message) for each unterminated comment or literal.
+    problems: List[Tuple[int, str]] = field(default_factory=list)
 
 
 def blank(text: str) -> str:
-    parts = []
-    last = 0
-    for match in _TOKEN.finditer(text):
-        parts.append(text[last:match.start()])
-        parts.append(_NOT_NEWLINE.sub(" ", match.group(0)))
-        last = match.end()
+    return lex(text).code
+
+
+def _at_line_start(text: str, index: int) -> bool:
+    """Only spaces and tabs between the previous line break and `index`."""
+    position = index - 1
+    while position >= 0 and text[position] in " \t":
+        position -= 1
+    return position < 0 or text[position] in "\r\n"
+
+
+def _is_digit_separator(text: str, quote: int) -> bool:
+    """`1'000'000`, `0xFF'FF`: a quote inside a number is a digit separator."""
+    if quote == 0 or not _WORD_CHAR.match(text[quote - 1]):
+        return False
+    word = _WORD_BACK.search(text, max(0, quote - 64), quote).group(0)
+    return bool(word) and (word[0].isdigit() or (word[0] == "." and word[1:2].isdigit()))
+
+
+def lex(text: str) -> Lexed:
+    parts: List[str] = []
+    lexed = Lexed("")
+    last = 0  # text[last:] is not yet copied into parts
+    position = 0
+    length = len(text)
+
+    def blank_span(start: int, end: int) -> None:
+        nonlocal last
+        parts.append(text[last:start])
+        parts.append(_NOT_NEWLINE.sub(lambda m: " " * len(m.group(0)), text[start:end]))
+        last = end
+
+    while position < length:
+        match = _INTERESTING.search(text, position)
+        if match is None:
+            break
+        start = match.start()
+        opener = match.group(0)
+        if opener == "//":
+            end = _LINE_COMMENT_END.match(text, start).end()
+            blank_span(start, end)
+            position = end
+        elif opener == "/*":
+            close = text.find("*/", start + 2)
+            if close < 0:
+                lexed.problems.append((start, "unterminated block comment"))
+                end = length
+            else:
+                end = close + 2
+            blank_span(start, end)
+            position = end
+        elif opener == "#":
+            if not _at_line_start(text, start):
+                position = start + 1  # `#` and `##` inside macro bodies, Objective-C literals
+                continue
+            end = _directive_end(text, start, lexed)
+            name = _DIRECTIVE_NAME.match(text, start)
+            lexed.directives.append(Directive(start, end, name.group(1) if name else "", text[start:end]))
+            blank_span(start, end)
+            position = end
+        else:
+            quote = match.end() - 1
+            if opener == "'" and _is_digit_separator(text, quote):
+                position = quote + 1
+                continue
+            prefix = _PREFIX.search(text, max(0, quote - 3), quote)
+            literal_start = quote
+            if prefix and prefix.group(0) and (prefix.start() == 0
+                                               or not _WORD_CHAR.match(text[prefix.start() - 1])):
+                literal_start = prefix.start()
+            elif opener.startswith("@"):
+                literal_start = start
+            is_raw = opener != "'" and literal_start < quote and text[quote - 1] == "R"
+            if is_raw:
+                end = _raw_string_end(text, quote, lexed, literal_start)
+            else:
+                body = (_CHAR_BODY if opener == "'" else _STRING_BODY).match(text, quote + 1).end()
+                if body < length and text[body] == text[quote]:
+                    end = body + 1
+                else:
+                    kind = "character" if opener == "'" else "string"
+                    lexed.problems.append((literal_start, f"unterminated {kind} literal"))
+                    end = body
+            blank_span(literal_start, end)
+            position = end
     parts.append(text[last:])
-    return "".join(parts)
+    lexed.code = "".join(parts)
+    return lexed
+
+
+def _directive_end(text: str, start: int, lexed: Lexed) -> int:
+    position = start
+    length = len(text)
+    while True:
+        position = _DIRECTIVE_PIECE.match(text, position).end()
+        if position >= length or text[position] in "\r\n":
+            return position
+        if text.startswith("//", position):
+            return _LINE_COMMENT_END.match(text, position).end()
+        # A block comment: it may span lines, and the directive goes on after it.
+        close = text.find("*/", position + 2)
+        if close < 0:
+            lexed.problems.append((position, "unterminated block comment"))
+            return length
+        position = close + 2
+
+
+def _raw_string_end(text: str, quote: int, lexed: Lexed, literal_start: int) -> int:
+    delimiter = _RAW_DELIMITER.match(text, quote + 1)
+    if delimiter is None:
+        # Not a valid raw string opening: read it as an ordinary string.
+        body = _STRING_BODY.match(text, quote + 1).end()
+        if body < len(text) and text[body] == '"':
+            return body + 1
+        lexed.problems.append((literal_start, "unterminated string literal"))
+        return body
+    closing = ")" + delimiter.group(0)[:-1] + '"'
+    close = text.find(closing, delimiter.end())
+    if close < 0:
+        lexed.problems.append((literal_start, "unterminated raw string literal"))
+        return len(text)
+    return close + len(closing)

@@ -1,10 +1,10 @@
 import re
 
-from gradlint.diagnostics import Diagnostic
-from gradlint.diagnostics import Severity
+from gradlint.cpp.dataflow import assigned_outside
+from gradlint.cpp.edits import delete_statement, include_edit
+from gradlint.cpp.recognisers import has_in_place
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity
 from gradlint.rule import Rule
-
-_LEGACY = re.compile(r"\bAutoNonVariableTypeMode\b")
 
 
 class LegacyGuard(Rule):
@@ -49,13 +49,94 @@ class LegacyGuard(Rule):
     name = "legacy-guard"
     summary = "Deprecated `AutoNonVariableTypeMode` guard"
     severity = Severity.WARNING
+    fix_safety = Safety.SAFE
     prefilter = r"AutoNonVariableTypeMode"
 
     def check_cpp(self, file):
-        for match in _LEGACY.finditer(file.code):
-            yield Diagnostic(
-                match.start(), match.end(),
-                "`AutoNonVariableTypeMode` is deprecated (a runtime warning since 1.10): use "
-                "`at::AutoDispatchBelowADInplaceOrView` inside autograd kernels or "
-                "`c10::InferenceMode` in inference code",
-            )
+        for decl in file.guards:
+            if decl.guard == "AutoNonVariableTypeMode":
+                yield _diagnose(file, decl)
+
+
+_KERNEL_GUARD = "at::AutoDispatchBelowADInplaceOrView"
+_INFERENCE_GUARD = "c10::InferenceMode"
+_BOTH = (
+    f"use `{_KERNEL_GUARD}` inside a custom autograd kernel (a `Function<T>` forward/backward, an "
+    f"Autograd-key registration, a kernel that redispatches) or `{_INFERENCE_GUARD}` in inference code"
+)
+# A function that returns one of these may hand a tensor made under the guard to its caller.
+_RETURNS_TENSORS = re.compile(r"\bTensor\b|\bIValue\b|\bauto\b|variable_list|tensor_list|TensorList|\bstd::tuple\b")
+
+
+def _diagnose(file, decl) -> Diagnostic:
+    where = (decl.type_start, decl.type_end)
+    if decl.form == "using":
+        return Diagnostic(*where, "`AutoNonVariableTypeMode` is deprecated (torch-semantics §6): " + _BOTH)
+    if decl.form in ("named", "auto", "temporary", "vexing") and not decl.enabled:
+        return Diagnostic(
+            *where,
+            "`AutoNonVariableTypeMode(false)` fails an internal assert at run time "
+            "(`enabled INTERNAL ASSERT FAILED`, torch-semantics §6b): delete it, or use "
+            "`c10::AutoGradMode(true)` if the intent was to turn grad mode on",
+        )
+    if decl.form not in ("named", "auto"):
+        return Diagnostic(*where, "`AutoNonVariableTypeMode` is deprecated (torch-semantics §6): " + _BOTH)
+    function = file.function_at(decl.type_start)
+    if function is not None and file.autograd_method(function) == "forward" and not file.redispatches(function):
+        edit = delete_statement(file.text, decl.statement_start, decl.statement_end)
+        return Diagnostic(
+            *where,
+            "`AutoNonVariableTypeMode` is deprecated (torch-semantics §6); this `Function<T>::forward` does not "
+            "redispatch and `apply` already runs it with grad mode off (torch-semantics §8): remove the guard",
+            Fix((edit,), Safety.UNSAFE, "Remove the guard"),
+        )
+    if function is not None and file.is_kernel(function):
+        scope_end = decl.scope.close
+        safety = Safety.UNSAFE if has_in_place(file.code, decl.statement_end, scope_end) else Safety.SAFE
+        return Diagnostic(
+            *where,
+            f"`AutoNonVariableTypeMode` is deprecated (torch-semantics §6): this is an autograd kernel, "
+            f"use `{_KERNEL_GUARD}`",
+            _replacement(file, decl, _KERNEL_GUARD, safety, ()),
+        )
+    if function is not None and file.is_inference(function):
+        neighbours = tuple(
+            other for other in file.guards
+            if other.scope is decl.scope and other is not decl and other.form in ("named", "auto")
+            and other.guard in ("NoGradGuard", "AutoGradMode") and other.disables_grad
+        )
+        return Diagnostic(
+            *where,
+            f"`AutoNonVariableTypeMode` is deprecated (torch-semantics §6): this is inference code, use "
+            f"`{_INFERENCE_GUARD}` (it also turns grad mode off, torch-semantics §7a)",
+            _replacement(file, decl, _INFERENCE_GUARD, _inference_safety(file, function, decl), neighbours),
+        )
+    return Diagnostic(
+        *where,
+        "`AutoNonVariableTypeMode` is deprecated (torch-semantics §6) and the context does not tell which "
+        "replacement fits: " + _BOTH,
+        _replacement(file, decl, _KERNEL_GUARD, Safety.DISPLAY_ONLY, (),
+                     title=f"Replace with `{_KERNEL_GUARD}` (kernels) or `{_INFERENCE_GUARD}` (inference)"),
+    )
+
+
+def _inference_safety(file, function, decl) -> Safety:
+    """Safe when no tensor made under the new guard can outlive it: the guard's scope
+    assigns no variable declared outside it, and the function returns no tensor."""
+    returns = function.header[: function.header.find(function.name)] if function.name else function.header
+    if function.kind == "lambda" or _RETURNS_TENSORS.search(returns):
+        return Safety.UNSAFE
+    if assigned_outside(file.code, decl.scope, decl.statement_end):
+        return Safety.UNSAFE
+    return Safety.SAFE
+
+
+def _replacement(file, decl, guard_type: str, safety: Safety, neighbours, title: str = "") -> Fix:
+    edits = [Edit(decl.statement_start, decl.statement_end, f"{guard_type} {decl.name};")]
+    for other in neighbours:
+        edits.append(delete_statement(file.text, other.statement_start, other.statement_end))
+    include = include_edit(file.text, file.includes, file.last_include_end, guard_type)
+    if include is not None:
+        edits.append(include)
+    return Fix(tuple(sorted(edits, key=lambda edit: edit.start)), safety,
+               title or f"Replace with `{guard_type}`")

@@ -1,0 +1,166 @@
+"""Which variables carry a tensor made under `c10::InferenceMode` past the guard's
+scope, statement by statement through the rest of the function.
+
+A variable declared outside a scope that holds an enabled `InferenceMode` guard and
+assigned inside it (after the guard) holds an inference tensor once the scope closes
+(torch-semantics §7a). Views of it (`v.view(...)`, `v[0]`, `v.select(...)`, and no-op
+conversions, which return `v` itself, §1) carry the taint; `.clone()`, other results
+and rebinding clear it. `v.detach()` is an inference tensor that escapes the in-place
+check (§7a), so it is not followed.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+from gradlint.cpp.recognisers import GuardDecl
+from gradlint.cpp.scopes import Scope
+
+_ASSIGNED = re.compile(r"(?<![\w.>:])(?P<name>[A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*=(?!=)")
+_BEFORE_PLAIN_ASSIGNMENT = re.compile(r"(?:^|[;{}(),]|\belse|\breturn|\bdo)\s*$")
+_STATEMENT = re.compile(r"[^;{}]*[;{}]")
+VIEW_CHAIN = (
+    r"(?:\s*(?:\.\s*(?:view|select|slice|narrow|expand|expand_as|as_strided|transpose|t|permute|"
+    r"squeeze|unsqueeze|reshape|flatten|unflatten|view_as|contiguous|to|float|alias|diagonal|"
+    r"unfold|real|imag|mT|mH|T|H)\s*\((?:[^;()]|\([^;()]*\))*\)|\[[^\];]*\]))*"
+)
+_DECLARED_WITH = re.compile(
+    r"(?P<type>[A-Za-z_][\w:]*)\s*(?:<[^;{}]*>)?\s*[&*]*\s*(?<=[\s&*>])(?P<name>[A-Za-z_]\w*)\s*(?:=(?!=)|\(|\{|;)"
+)
+_NOT_TYPES = frozenset({"return", "else", "delete", "throw", "co_return", "case", "goto", "new", "do",
+                        "co_yield", "sizeof", "typedef", "using"})
+_MODULE_VALUE = re.compile(
+    r"^\s*(?:(?:torch\s*::\s*)?nn\s*::\s*[A-Z]\w*\s*[({]|std\s*::\s*make_shared\s*<|"
+    r"register_module\s*\(|[A-Z]\w*(?:Impl)?\s*\()"
+)
+_MODULE_DECLARATION = r"(?:(?:torch\s*::\s*)?nn\s*::\s*[A-Z]\w*|std\s*::\s*shared_ptr\s*<[^;{}]*>)\s+{name}\b"
+
+
+@dataclass
+class Region:
+    """The code an `InferenceMode` guard covers, and what is tainted when it ends."""
+
+    guard: GuardDecl
+    function: Scope
+    scope: Scope
+    assigned: Dict[str, int] = field(default_factory=dict)  # name -> offset of its assignment
+
+
+def assigned_outside(code: str, scope: Scope, start: int) -> Dict[str, int]:
+    """Variables assigned in code[start:scope.close] but declared before `start`."""
+    end = scope.close
+    declared_inside = {match.group("name") for match in _DECLARED_WITH.finditer(code, start, end)
+                       if match.group("type") not in _NOT_TYPES}
+    found: Dict[str, int] = {}
+    for match in _ASSIGNED.finditer(code, start, end):
+        name = match.group("name")
+        if name in declared_inside or name in found:
+            continue
+        if _BEFORE_PLAIN_ASSIGNMENT.search(code[max(0, match.start() - 40):match.start()]) is None:
+            continue  # `Type name = ...` declares
+        found[name] = match.start("name")
+    return found
+
+
+def inference_regions(file) -> List[Region]:
+    regions = []
+    for guard in file.guards:
+        if guard.guard != "InferenceMode" or guard.form not in ("named", "auto") or not guard.enabled:
+            continue
+        function = file.function_at(guard.type_start)
+        if function is None or guard.scope is function:
+            continue  # the guard lives to the end of the function: nothing runs after it there
+        regions.append(Region(guard, function, guard.scope,
+                              assigned_outside(file.code, guard.scope, guard.statement_end)))
+    return regions
+
+
+@dataclass
+class Step:
+    """One statement after the region, with the variables tainted when it runs."""
+
+    start: int
+    end: int
+    text: str
+    tainted: Dict[str, int]  # name -> offset of the assignment under the guard
+
+
+def steps_after(code: str, region: Region) -> Iterator[Step]:
+    """The statements from the end of the guard's scope to the end of the function,
+    updating the taint as views, clones and rebinding happen."""
+    tainted = dict(region.assigned)
+    start = region.scope.close + 1
+    for match in _STATEMENT.finditer(code, start, region.function.close):
+        if not tainted:
+            return
+        text = match.group(0)
+        yield Step(match.start(), match.end(), text, dict(tainted))
+        _update(text, tainted)
+
+
+def _update(text: str, tainted: Dict[str, int]) -> None:
+    assignment = re.match(
+        r"\s*(?:[A-Za-z_][\w:]*\s*(?:<[^;{}]*>)?\s*[&*]*\s+)?(?P<name>[A-Za-z_]\w*)\s*=(?!=)\s*(?P<value>[^;]*);",
+        text,
+    )
+    if assignment is None:
+        return
+    name, value = assignment.group("name"), assignment.group("value").strip()
+    source = re.fullmatch(r"(?P<source>[A-Za-z_]\w*)" + VIEW_CHAIN, value)
+    if source is not None and source.group("source") in tainted:
+        tainted[name] = tainted[source.group("source")]
+    else:
+        tainted.pop(name, None)
+
+
+def module_assignments(code: str, region: Region) -> Dict[str, int]:
+    """Variables of the region bound to a `torch::nn` module built inside it."""
+    modules = {}
+    for name, offset in region.assigned.items():
+        value_start = code.index("=", offset) + 1
+        value = code[value_start:code.find(";", value_start)]
+        declared_as_module = re.search(_MODULE_DECLARATION.format(name=re.escape(name)),
+                                       code[region.function.open:region.guard.type_start])
+        if _MODULE_VALUE.match(value) and (declared_as_module or re.match(r"\s*(?:torch\s*::\s*)?nn\s*::", value)):
+            modules[name] = offset
+    return modules
+
+
+def grad_disabled_at(file, offset: int) -> bool:
+    """Is a grad-disabling guard alive at `offset`?"""
+    for guard in file.guards:
+        if guard.disables_grad and guard.statement_end <= offset < guard.scope.close:
+            return True
+    return False
+
+
+def requires_grad_names(code: str, function: Scope) -> Set[str]:
+    """Variables of `function` that are known to require grad."""
+    names: Set[str] = set()
+    body = code[function.open:function.close]
+    for match in re.finditer(r"(?P<name>[A-Za-z_]\w*)\s*=\s*[^;]*requires_grad\s*\(\s*true\s*\)", body):
+        names.add(match.group("name"))
+    for match in re.finditer(r"(?P<name>[A-Za-z_]\w*)\s*(?:\.\s*requires_grad_\s*\(\s*(?:true\s*)?\)|"
+                             r"\.\s*set_requires_grad\s*\(\s*true\s*\))", body):
+        names.add(match.group("name"))
+    for match in re.finditer(r"(?P<name>[A-Za-z_]\w*)\s*=\s*register_parameter\s*\(", body):
+        names.add(match.group("name"))
+    return names
+
+
+def module_names(code: str, function: Scope) -> Set[str]:
+    """Variables of `function` holding a `torch::nn` module (their parameters require grad)."""
+    body = code[function.open:function.close]
+    names = {match.group("name") for match in re.finditer(
+        r"(?:torch\s*::\s*)?nn\s*::\s*[A-Z]\w*\s+(?P<name>[A-Za-z_]\w*)\s*[({;=]", body)}
+    names |= {match.group("name") for match in re.finditer(
+        r"\bauto\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?:torch\s*::\s*)?nn\s*::\s*[A-Z]\w*\s*[({]", body)}
+    return names
+
+
+def word_at(text: str, name: str) -> Optional[re.Match]:
+    return re.search(r"(?<![\w.>:])" + re.escape(name) + r"\b", text)
+
+
+Taint = Tuple[str, int]

@@ -1,0 +1,53 @@
+"""Edits the C++ fixes share: replace or delete a statement, add an include, pick an
+unused variable name."""
+from __future__ import annotations
+
+import re
+from typing import Iterable, Optional
+
+from gradlint.diagnostics import Edit
+
+# Headers that bring in every guard type.
+UMBRELLA_HEADERS = frozenset({"torch/torch.h", "torch/extension.h", "torch/script.h", "ATen/ATen.h",
+                              "torch/all.h"})
+GUARD_HEADERS = {
+    "at::AutoDispatchBelowADInplaceOrView": ("ATen/core/LegacyTypeDispatch.h",),
+    "c10::InferenceMode": ("c10/core/InferenceMode.h", "torch/csrc/autograd/InferenceMode.h"),
+}
+_LINE_REST = re.compile(r"[ \t]*(?://[^\r\n]*)?(?:\r\n|\r|\n|$)")
+
+
+def delete_statement(text: str, start: int, end: int) -> Edit:
+    """Delete text[start:end]; when it is alone on its line, the whole line goes
+    (a trailing comment on that line goes with it)."""
+    line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+    rest = _LINE_REST.match(text, end)
+    if not text[line_start:start].strip() and rest is not None:
+        return Edit(line_start, rest.end(), "")
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return Edit(start, end, "")
+
+
+def include_edit(text: str, includes: Iterable[str], last_include_end: Optional[int],
+                 guard_type: str) -> Optional[Edit]:
+    """The `#include` a replacement guard needs, unless an umbrella or its own header is there."""
+    present = set(includes)
+    own = GUARD_HEADERS[guard_type]
+    if present & UMBRELLA_HEADERS or present & set(own):
+        return None
+    line = f"#include <{own[0]}>"
+    newline = "\r\n" if "\r\n" in text else "\n"
+    if last_include_end is None:
+        return Edit(0, 0, line + newline)
+    return Edit(last_include_end, last_include_end, newline + line)
+
+
+def unused_name(code: str, start: int, end: int, base: str = "guard") -> str:
+    """`base`, or `base2`, `base3`, ... : the first not used as a word in code[start:end]."""
+    words = set(re.findall(r"[A-Za-z_]\w*", code[start:end]))
+    name, number = base, 1
+    while name in words:
+        number += 1
+        name = f"{base}{number}"
+    return name

@@ -1,0 +1,267 @@
+"""What the C++ rules need to know about a file, found on its blanked code and scope
+tree: guard declarations in every written form, custom autograd `Function<T>` classes
+and their `forward`/`backward`, functions registered for Autograd dispatch keys,
+kernels that redispatch or build `grad_fn` by hand, and inference entry points."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Set
+
+from gradlint.cpp.scopes import Scope, ScopeTree
+
+GUARD_TYPES = (
+    "InferenceMode", "NoGradGuard", "AutoGradMode", "AutoDispatchBelowADInplaceOrView",
+    "AutoDispatchBelowAutograd", "AutoNonVariableTypeMode", "AutoFwGradMode",
+)
+_TORCH_NAMESPACES = frozenset({"c10", "at", "torch", "autograd", "jit"})
+_GUARD = re.compile(
+    r"(?<![\w:])(?P<type>(?:::\s*)?(?:[A-Za-z_]\w*\s*::\s*)*(?P<guard>" + "|".join(GUARD_TYPES) + r"))\b"
+)
+_SPACE = re.compile(r"\s*")
+_NAMED = re.compile(
+    r"\s*(?P<name>[A-Za-z_]\w*)\s*(?:(?P<parens>\((?P<args>[^();{}]*)\))|(?P<braces>\{(?P<bargs>[^{};]*)\}))?\s*;"
+)
+_TEMPORARY = re.compile(r"\s*(?:(?P<parens>\((?P<args>[^();{}]*)\))|(?P<braces>\{(?P<bargs>[^{};]*)\}))\s*;")
+_AUTO_NAMED = re.compile(r"(?:\bconst\s+)?\bauto\s+(?P<name>[A-Za-z_]\w*)\s*=\s*$")
+_STATEMENT_BEFORE = re.compile(r"(?:^|[;{}]|\)|(?<!:):(?!:)|\belse)\s*$")
+_USING = re.compile(r"\busing\s+$")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_NOT_VARIABLE = frozenset({"true", "false", "nullptr", "this"})
+
+_ALIAS = re.compile(r"\bnamespace\s+(?P<alias>[A-Za-z_]\w*)\s*=\s*(?P<target>(?:::)?[\w:]+)\s*;")
+_USING_NAMESPACE = re.compile(r"\busing\s+namespace\s+(?P<target>(?:::)?[\w:\s]+?)\s*;")
+_USING_FUNCTION = re.compile(r"\busing\s+(?:::)?torch\s*::\s*autograd\s*::\s*Function\s*;")
+_FUNCTION_BASE = re.compile(r"(?P<qualifier>(?:::\s*)?(?:[A-Za-z_]\w*\s*::\s*)*)Function\s*<")
+
+# A kernel that calls back into the dispatcher (it needs the autograd keys excluded).
+REDISPATCH = re.compile(
+    r"\bDispatcher\s*::\s*singleton\s*\(|\bfindSchemaOrThrow\s*\(|\.redispatch\s*\(|"
+    r"\bat\s*::\s*redispatch\s*::|\bat\s*::\s*_ops\s*::\s*\w+\s*::\s*(?:call|redispatch)\b|"
+    r"\.typed\s*<|\bcallBoxed\s*\(|\bredispatchBoxed\s*\("
+)
+# A kernel that wires the autograd graph itself.
+BUILDS_GRAD_FN = re.compile(
+    r"\bset_history\s*\(|\bcollect_next_edges\s*\(|\bset_next_edges\s*\(|\bset_gradient_edge\s*\(|"
+    r"\bmake_shared\s*<\s*(?:[\w:]*::)?\w*Backward\w*\s*>|\bstd::shared_ptr\s*<\s*(?:[\w:]*::)?Node\s*>|"
+    r"\badd_input_metadata\s*\("
+)
+# Inference code: loads a scripted module or runs a module's forward.
+RUNS_MODEL = re.compile(
+    r"\bjit\s*::\s*load\s*\(|(?:\.|->)\s*forward\s*\(|\brun_method\s*\(|\bload_for_mobile\s*\(|"
+    r"\b_load_for_mobile\s*\("
+)
+_INFERENCE_NAME = re.compile(r"^(?:main|wmain)$|infer|predict|bench|run_?model|runner|classify|detect", re.I)
+_IN_PLACE = re.compile(r"[.>]\s*\w+_\s*\(|(?:\+|-|\*|/)=(?!=)")
+_CALL = re.compile(r"(?<![\w.>:])(?:[A-Za-z_]\w*\s*::\s*)*(?P<name>[A-Za-z_]\w*)\s*(?:<[^;{}()<>]*>)?\s*\(")
+_IMPL = re.compile(
+    r"\.\s*impl\s*\(\s*(?:TORCH_SELECTIVE_NAME\s*\(\s*)?[^,]*,\s*(?:TORCH_FN\s*\(\s*)?&?\s*"
+    r"(?:[A-Za-z_]\w*\s*::\s*)*(?P<name>[A-Za-z_]\w*)"
+)
+
+
+@dataclass
+class GuardDecl:
+    """One written use of a guard type."""
+
+    guard: str  # the type, unqualified: "InferenceMode"
+    type_start: int
+    type_end: int
+    form: str  # named, auto, temporary, vexing, using, mention
+    statement_start: int
+    statement_end: int  # after the `;` (for declarations and temporaries)
+    scope: Scope
+    name: str = ""
+    args: Optional[str] = None  # inside the parentheses/braces; None when there are none
+    braces: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        """Does the guard switch its mode on (`InferenceMode(false)` does not)?"""
+        args = (self.args or "").strip()
+        if self.guard == "AutoGradMode" or self.guard == "AutoFwGradMode":
+            return args == "false" or args == "0"
+        return args in ("", "true", "1")
+
+    @property
+    def disables_grad(self) -> bool:
+        """The guard turns grad mode off while it lives (torch-semantics §6, §7)."""
+        if self.form not in ("named", "auto"):
+            return False
+        if self.guard in ("InferenceMode", "NoGradGuard"):
+            return self.enabled
+        return self.guard == "AutoGradMode" and self.enabled
+
+
+def _qualifier_ok(qualifier: str, aliases: Dict[str, str]) -> bool:
+    parts = [part for part in re.split(r"\s*::\s*", qualifier.strip()) if part]
+    if not parts:
+        return True
+    head = parts[0]
+    return head in _TORCH_NAMESPACES or aliases.get(head, "").split("::")[0] in _TORCH_NAMESPACES
+
+
+def namespace_aliases(code: str) -> Dict[str, str]:
+    return {
+        match.group("alias"): re.sub(r"\s+|^::", "", match.group("target"))
+        for match in _ALIAS.finditer(code)
+    }
+
+
+def find_guards(code: str, tree: ScopeTree, aliases: Dict[str, str]) -> List[GuardDecl]:
+    found = []
+    for match in _GUARD.finditer(code):
+        type_text = match.group("type")
+        qualifier = type_text[: len(type_text) - len(match.group("guard"))]
+        if not _qualifier_ok(qualifier, aliases):
+            continue
+        after = _SPACE.match(code, match.end()).end()
+        if code.startswith("::", after):
+            continue  # `InferenceMode::is_enabled()`
+        found.append(_describe(code, tree, match, match.group("guard")))
+    return found
+
+
+def _describe(code: str, tree: ScopeTree, match: "re.Match[str]", guard: str) -> GuardDecl:
+    start, end = match.start("type"), match.end("type")
+    scope = tree.scope_at(start)
+    window = code[max(0, start - 120):start]
+    decl = GuardDecl(guard, start, end, "mention", start, end, scope)
+    if _USING.search(window):
+        decl.form = "using"
+        decl.statement_start = start - len(_USING.search(window).group(0))
+        semicolon = code.find(";", end)
+        decl.statement_end = semicolon + 1 if semicolon >= 0 else end
+        return decl
+    at_statement = bool(_STATEMENT_BEFORE.search(window)) or start == 0
+    auto = _AUTO_NAMED.search(window)
+    if auto is not None:
+        temporary = _TEMPORARY.match(code, end)
+        if temporary is not None:
+            decl.form, decl.name = "auto", auto.group("name")
+            decl.statement_start = start - len(auto.group(0))
+            decl.statement_end = temporary.end()
+            _set_args(decl, temporary)
+        return decl
+    if not at_statement or scope.kind in ("class", "init"):
+        return decl
+    named = _NAMED.match(code, end)
+    if named is not None and named.group("name") not in ("const", "volatile"):
+        decl.form, decl.name = "named", named.group("name")
+        decl.statement_end = named.end()
+        _set_args(decl, named)
+        if decl.args is not None and not decl.args.strip() and not decl.braces:
+            decl.form = "vexing"
+        return decl
+    temporary = _TEMPORARY.match(code, end)
+    if temporary is not None:
+        decl.statement_end = temporary.end()
+        _set_args(decl, temporary)
+        inner = (decl.args or "").strip()
+        if not decl.braces and _IDENTIFIER.fullmatch(inner) and inner not in _NOT_VARIABLE:
+            decl.form, decl.name, decl.args = "named", inner, None  # `T(name);` declares `name`
+        else:
+            decl.form = "temporary"
+    return decl
+
+
+def _set_args(decl: GuardDecl, match: "re.Match[str]") -> None:
+    if match.group("parens") is not None:
+        decl.args = match.group("args")
+    elif match.group("braces") is not None:
+        decl.args = match.group("bargs")
+        decl.braces = True
+
+
+@dataclass
+class Recognised:
+    autograd_classes: FrozenSet[str]
+    registered_kernels: FrozenSet[str]
+    autograd_registrations: List[Scope]
+    redispatching: FrozenSet[str]  # names of functions defined here whose bodies redispatch
+
+
+def _autograd_function_class(bases: str, code: str, aliases: Dict[str, str]) -> bool:
+    for match in _FUNCTION_BASE.finditer(bases):
+        qualifier = re.sub(r"\s+", "", match.group("qualifier")).lstrip(":")
+        parts = [part for part in qualifier.split("::") if part]
+        if parts and parts[0] in aliases:
+            parts = aliases[parts[0]].split("::") + parts[1:]
+        path = "::".join(parts)
+        if path in ("torch::autograd", "autograd"):
+            return True
+        if not path and (_USING_FUNCTION.search(code) or any(
+                re.sub(r"\s+|^::", "", using.group("target")) == "torch::autograd"
+                for using in _USING_NAMESPACE.finditer(code))):
+            return True
+    return False
+
+
+def recognise(code: str, tree: ScopeTree, aliases: Dict[str, str]) -> Recognised:
+    classes: Set[str] = set()
+    for scope in tree.scopes:
+        if scope.kind == "class" and scope.bases and _autograd_function_class(scope.bases, code, aliases):
+            classes.add(scope.name)
+    registrations = [
+        scope for scope in tree.scopes
+        if scope.kind == "registration" and scope.name == "TORCH_LIBRARY_IMPL"
+        and re.search(r",\s*(?:c10\s*::\s*DispatchKey\s*::\s*)?Autograd\w*\s*,", scope.arguments)
+    ]
+    kernels: Set[str] = set()
+    for registration in registrations:
+        for impl in _IMPL.finditer(code, registration.open, registration.close):
+            kernels.add(impl.group("name"))
+    redispatching = {
+        scope.name for scope in tree.scopes
+        if scope.kind == "function" and REDISPATCH.search(code, scope.open, scope.close)
+    }
+    return Recognised(frozenset(classes), frozenset(kernels), registrations, frozenset(redispatching))
+
+
+def autograd_method(function: Scope, recognised: Recognised) -> Optional[str]:
+    """"forward"/"backward" when `function` is one of a custom `Function<T>`'s."""
+    if function.kind != "function" or function.name not in ("forward", "backward"):
+        return None
+    owner = function.qualifier
+    if not owner and function.parent is not None and function.parent.kind == "class":
+        owner = function.parent.name
+    return function.name if owner in recognised.autograd_classes else None
+
+
+def redispatches(code: str, function: Scope, recognised: Recognised) -> bool:
+    """The body calls the dispatcher, or a function of this file that does."""
+    if REDISPATCH.search(code, function.open, function.close):
+        return True
+    return any(
+        call.group("name") in recognised.redispatching and call.group("name") != function.name
+        for call in _CALL.finditer(code, function.open, function.close)
+    )
+
+
+def in_autograd_registration(function: Scope, recognised: Recognised) -> bool:
+    if function.kind == "lambda":
+        return any(registration in function.ancestors() for registration in recognised.autograd_registrations)
+    return function.kind == "function" and function.name in recognised.registered_kernels
+
+
+def is_kernel(code: str, function: Scope, recognised: Recognised) -> bool:
+    return bool(
+        autograd_method(function, recognised)
+        or in_autograd_registration(function, recognised)
+        or redispatches(code, function, recognised)
+        or BUILDS_GRAD_FN.search(code, function.open, function.close)
+    )
+
+
+def is_inference(code: str, function: Scope) -> bool:
+    scope: Optional[Scope] = function
+    while scope is not None:
+        if scope.is_function and (_INFERENCE_NAME.search(scope.name or "")
+                                  or RUNS_MODEL.search(code, scope.open, scope.close)):
+            return True
+        scope = scope.parent.enclosing_function() if scope.parent is not None else None
+    return False
+
+
+def has_in_place(code: str, start: int, end: int) -> bool:
+    return bool(_IN_PLACE.search(code, start, end))

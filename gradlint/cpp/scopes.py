@@ -1,0 +1,390 @@
+"""Brace matching into a scope tree over blanked C++ code.
+
+Every `{ ... }` becomes a `Scope` whose kind comes from the text before the brace (its
+header): namespace, class, function, lambda, registration (`TORCH_LIBRARY_IMPL(...)`),
+block (plain, control statements), init (a braced initializer). Objective-C++ method
+bodies (`- (NSArray*)predict:(void*)buffer { ... }`) are functions.
+
+`#if/#elif/#else` chains whose branches leave different brace balances (a function
+header written twice, once per configuration) would unbalance the tree, so in such a
+chain only the first branch counts; chains whose branches are each balanced count in
+full. Unbalanced or truncated input still gives a tree, plus warnings.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
+
+from gradlint.cpp.lexer import Directive
+
+_STRUCTURE = re.compile(r"[{}();]")
+_ACCESS = re.compile(r"^\s*(?:(?:public|private|protected|signals|slots|Q_SLOTS)\s*:(?!:)\s*)+")
+_TEMPLATE = re.compile(r"^\s*template\s*<")
+_CASE_LABEL = re.compile(r"^\s*(?:case\b[^;]*?|default\s*):(?!:)\s*$", re.DOTALL)
+_TYPE_HEAD = re.compile(
+    r"^\s*(?:(?:typedef|export|inline|alignas\s*\([^)]*\)|\[\[[^\]]*\]\])\s+)*"
+    r"(?P<kind>namespace|class|struct|union|enum(?:\s+(?:class|struct))?)\b(?P<rest>[\s\S]*)$"
+)
+_NAME_BEFORE_BASES = re.compile(
+    r"^\s*(?:(?:__attribute__\s*\(\([^)]*\)\)|\[\[[^\]]*\]\]|alignas\s*\([^)]*\)|[A-Z][A-Z0-9_]*_API|"
+    r"C10_API|TORCH_API)\s*)*(?P<name>[A-Za-z_][\w:<>, ]*?)?\s*(?:\bfinal\b\s*)?(?::(?!:)(?P<bases>[\s\S]*))?$"
+)
+_CONTROL = re.compile(r"^\s*(?:else\s+)?(?:if|for|while|switch|catch|__try|@catch|BOOST_FOREACH|Q_FOREACH)\b")
+_BLOCK_WORDS = re.compile(r"(?:^|[^\w])(?:else|do|try|__finally|@autoreleasepool|@try|@finally|@synchronized\s*\([^)]*\))\s*$")
+_OBJC_METHOD = re.compile(r"(?:^|\n)[ \t]*[-+][ \t]*\((?P<type>[^()]*(?:\([^()]*\))?[^()]*)\)\s*(?P<name>[A-Za-z_]\w*)")
+_OBJC_CONTAINER = re.compile(r"@(?:implementation|interface|protocol)\b[^\n]*")
+_TRAILING_SPECIFIERS = re.compile(
+    r"(?:\s*(?:const|volatile|override|final|noexcept|mutable|constexpr|consteval|try|&&|&|"
+    r"__attribute__\s*\(\([^()]*\)\)|C10_NOEXCEPT))+\s*$"
+)
+_IDENTIFIER_BEFORE = re.compile(
+    r"(?P<name>(?:(?:::)?\s*[A-Za-z_]\w*(?:\s*<[^;{}()]*>)?\s*::\s*)*~?\s*"
+    r"(?:operator\s*(?:\(\s*\)|\[\s*\]|[^\s\w(]+|\s\w[\w:\s*&<>]*)|[A-Za-z_]\w*))\s*$"
+)
+_NOT_FUNCTION_NAMES = frozenset({
+    "if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignas",
+    "__attribute__", "__declspec", "noexcept", "static_assert", "throw", "new", "delete",
+    "typeid", "alignof",
+})
+REGISTRATION_MACROS = frozenset({"TORCH_LIBRARY_IMPL", "TORCH_LIBRARY", "TORCH_LIBRARY_FRAGMENT"})
+_ENDS_LIKE_EXPRESSION = re.compile(r"(?:[=,(\[{?:!~^%*/+\-<|&]|\breturn|\bco_return|\bthrow)\s*$")
+
+_MAX_HEADER = 2000
+FUNCTION_KINDS = ("function", "lambda", "method")
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: str  # file, namespace, class, function, method (Objective-C), lambda, registration, block, init
+    start: int  # where its header starts
+    open: int  # offset of `{` (-1 for the file)
+    close: int  # offset of the matching `}` (end of text when missing)
+    header: str = ""
+    name: str = ""  # function/class/namespace name, unqualified
+    qualifier: str = ""  # `Foo` in an out-of-line `Foo::forward`
+    bases: str = ""
+    arguments: str = ""  # the registration macro's arguments
+    parent: Optional["Scope"] = field(default=None, repr=False)
+    children: List["Scope"] = field(default_factory=list, repr=False)
+
+    @property
+    def is_function(self) -> bool:
+        return self.kind in FUNCTION_KINDS
+
+    @property
+    def body_start(self) -> int:
+        return self.open + 1
+
+    def contains(self, offset: int) -> bool:
+        return self.open < offset < self.close or (self.kind == "file" and 0 <= offset <= self.close)
+
+    def ancestors(self):
+        scope = self.parent
+        while scope is not None:
+            yield scope
+            scope = scope.parent
+
+    def enclosing_function(self) -> Optional["Scope"]:
+        scope: Optional[Scope] = self
+        while scope is not None and not scope.is_function:
+            scope = scope.parent
+        return scope
+
+
+@dataclass
+class ScopeTree:
+    root: Scope
+    scopes: List[Scope]  # every scope but the root, in order of `open`
+    warnings: List[Tuple[int, str]]
+    structure: str  # the code with ignored preprocessor branches blanked
+    _opens: List[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._opens = [scope.open for scope in self.scopes]
+
+    def scope_at(self, offset: int) -> Scope:
+        """The innermost scope whose braces enclose `offset`."""
+        index = bisect.bisect_left(self._opens, offset) - 1
+        if index < 0:
+            return self.root
+        scope: Optional[Scope] = self.scopes[index]
+        while scope is not None and not scope.contains(offset):
+            scope = scope.parent
+        return scope or self.root
+
+    def functions(self) -> List[Scope]:
+        return [scope for scope in self.scopes if scope.is_function]
+
+
+def ignored_branches(code: str, directives: Sequence[Directive]) -> List[Tuple[int, int]]:
+    """Ranges of `#elif/#else` branches not to count because their chain's branches
+    leave different brace balances."""
+    ignored: List[Tuple[int, int]] = []
+    stack: List[dict] = []
+
+    def close_branch(chain: dict, end: int) -> None:
+        raw = code.count("{", chain["from"], end) - code.count("}", chain["from"], end)
+        chain["branches"].append((chain["from"], end, raw, raw - chain["adjust"]))
+        chain["adjust"] = 0
+
+    for directive in directives:
+        name = directive.name
+        if name in ("if", "ifdef", "ifndef"):
+            stack.append({"from": directive.end, "branches": [], "adjust": 0})
+        elif name in ("elif", "else", "elifdef", "elifndef") and stack:
+            chain = stack[-1]
+            close_branch(chain, directive.start)
+            chain["from"] = directive.end
+        elif name == "endif" and stack:
+            chain = stack.pop()
+            close_branch(chain, directive.start)
+            _settle(chain, ignored, stack)
+    while stack:
+        chain = stack.pop()
+        close_branch(chain, len(code))
+        _settle(chain, ignored, stack)
+    return sorted(ignored)
+
+
+def _settle(chain: dict, ignored: List[Tuple[int, int]], stack: List[dict]) -> None:
+    branches = chain["branches"]
+    deltas = [delta for _, _, _, delta in branches]
+    effective = 0
+    if any(deltas):
+        effective = deltas[0]
+        ignored.extend((start, end) for start, end, _, _ in branches[1:])
+    if stack:
+        stack[-1]["adjust"] += sum(raw for _, _, raw, _ in branches) - effective
+
+
+def _blank_ranges(code: str, ranges: Sequence[Tuple[int, int]]) -> str:
+    if not ranges:
+        return code
+    parts = []
+    last = 0
+    for start, end in ranges:
+        if end <= last:
+            continue
+        start = max(start, last)
+        parts.append(code[last:start])
+        parts.append(re.sub(r"[^\r\n]", " ", code[start:end]))
+        last = end
+    parts.append(code[last:])
+    return "".join(parts)
+
+
+def build(code: str, directives: Sequence[Directive]) -> ScopeTree:
+    structure = _blank_ranges(code, ignored_branches(code, directives))
+    root = Scope("file", 0, -1, len(code))
+    scopes: List[Scope] = []
+    warnings: List[Tuple[int, str]] = []
+    stack: List[Tuple[Scope, int]] = []  # open scope, paren depth outside it
+    current = root
+    parens = 0
+    boundary = 0  # where the current statement started
+    for match in _STRUCTURE.finditer(structure):
+        char = match.group(0)
+        offset = match.start()
+        if char == "(":
+            parens += 1
+        elif char == ")":
+            parens = max(0, parens - 1)
+        elif char == ";":
+            if parens == 0:
+                boundary = offset + 1
+        elif char == "{":
+            scope = _classify(structure, boundary, offset, current)
+            scope.parent = current
+            current.children.append(scope)
+            scopes.append(scope)
+            stack.append((current, parens))
+            current = scope
+            parens = 0
+            boundary = offset + 1
+        else:  # "}"
+            if not stack:
+                warnings.append((offset, "unbalanced `}`: no matching `{`"))
+                boundary = offset + 1
+                continue
+            current.close = offset
+            current, parens = stack.pop()
+            boundary = offset + 1
+    while stack:
+        warnings.append((current.open, "unclosed `{` at the end of the file"))
+        current.close = len(code)
+        current, _ = stack.pop()
+    return ScopeTree(root, scopes, warnings, structure)
+
+
+def _classify(code: str, boundary: int, brace: int, parent: Scope) -> Scope:
+    # A header longer than this is macro soup; its tail is all that classification needs.
+    header = code[max(boundary, brace - _MAX_HEADER):brace]
+    stripped_header = header.strip()
+    start = boundary + (len(header) - len(header.lstrip()))
+    scope = Scope("init", start, brace, len(code), header=stripped_header)
+    if parent.kind in ("init",):
+        return scope
+    text = _ACCESS.sub("", stripped_header)
+    objc_container = None
+    for objc_container in _OBJC_CONTAINER.finditer(text):
+        pass
+    if objc_container is not None:
+        text = text[objc_container.end():].strip()
+    method = _OBJC_METHOD.search(text)
+    if method is not None and parent.kind in ("file", "namespace"):
+        scope.kind, scope.name = "method", method.group("name")
+        return scope
+    if not text or _CASE_LABEL.match(text) or _BLOCK_WORDS.search(text):
+        scope.kind = "block"
+        return scope
+    while _TEMPLATE.match(text):
+        text = _skip_template(text)
+    type_head = _TYPE_HEAD.match(text)
+    if type_head is not None and "(" not in type_head.group("rest"):
+        kind = type_head.group("kind")
+        rest = type_head.group("rest")
+        if kind == "namespace":
+            scope.kind, scope.name = "namespace", rest.strip()
+        elif kind.startswith("enum"):
+            scope.kind = "init"
+        else:
+            scope.kind = "class"
+            head = _NAME_BEFORE_BASES.match(rest)
+            if head is not None:
+                scope.name = re.sub(r"<.*", "", (head.group("name") or "")).strip().split("::")[-1]
+                scope.bases = (head.group("bases") or "").strip()
+        return scope
+    if re.match(r'^\s*extern\b', text):
+        scope.kind = "namespace"  # `extern "C" {`: transparent
+        return scope
+    if _CONTROL.search(text):
+        scope.kind = "block"
+        return scope
+    if _ENDS_LIKE_EXPRESSION.search(text):
+        return scope
+    body = _strip_trailing(text)
+    if body.endswith("]") or body.endswith(")"):
+        close = len(body) - 1
+        if body.endswith(")"):
+            open_paren = _matching_open(body, close)
+            if open_paren is None:
+                return scope
+            before = body[:open_paren].rstrip()
+            if before.endswith("]"):
+                scope.kind = "lambda"
+                return scope
+        else:
+            scope.kind = "lambda"
+            return scope
+    open_paren = _first_call_paren(body)
+    if open_paren is None:
+        return scope
+    name_match = _IDENTIFIER_BEFORE.search(body, max(0, open_paren - 300), open_paren)
+    if name_match is None:
+        return scope
+    full_name = re.sub(r"\s+", "", name_match.group("name"))
+    if full_name in REGISTRATION_MACROS:
+        close_paren = _matching_close(body, open_paren)
+        scope.kind, scope.name = "registration", full_name
+        scope.arguments = body[open_paren + 1:close_paren if close_paren is not None else len(body)]
+        return scope
+    if full_name.split("::")[-1] in _NOT_FUNCTION_NAMES:
+        return scope
+    if not body.endswith(")"):
+        return scope  # `T x(args) {...}`-like initializers, constructor init lists with braces
+    parts = re.sub(r"<[^<>]*>", "", full_name).split("::")
+    scope.kind = "function"
+    scope.name = parts[-1]
+    scope.qualifier = parts[-2] if len(parts) > 1 else ""
+    return scope
+
+
+def _skip_template(text: str) -> str:
+    depth = 0
+    for index in range(text.index("<"), len(text)):
+        char = text[index]
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth -= 1
+            if depth == 0:
+                return text[index + 1:].lstrip()
+    return ""
+
+
+def _strip_trailing(text: str) -> str:
+    """Drop trailing qualifiers, `noexcept(...)` and a trailing return type."""
+    body = text.rstrip()
+    for _ in range(4):
+        body = _TRAILING_SPECIFIERS.sub("", body)
+        if body.endswith(")"):
+            open_paren = _matching_open(body, len(body) - 1)
+            if open_paren is not None and re.search(r"\b(?:noexcept|throw|requires)\s*$", body[:open_paren]):
+                body = body[:open_paren].rstrip()
+                body = re.sub(r"\b(?:noexcept|throw|requires)$", "", body).rstrip()
+                continue
+        arrow = _top_level_arrow(body)
+        if arrow is not None:
+            body = body[:arrow].rstrip()
+            continue
+        break
+    return body
+
+
+def _top_level_arrow(text: str) -> Optional[int]:
+    depth = 0
+    for index in range(len(text) - 1, 0, -1):
+        char = text[index]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            depth -= 1
+        elif depth == 0 and char == ">" and text[index - 1] == "-":
+            return index - 1
+        if depth < 0:
+            return None
+    return None
+
+
+def _matching_open(text: str, close: int) -> Optional[int]:
+    depth = 0
+    for index in range(close, -1, -1):
+        char = text[index]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _matching_close(text: str, open_paren: int) -> Optional[int]:
+    depth = 0
+    for index in range(open_paren, len(text)):
+        char = text[index]
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _first_call_paren(text: str) -> Optional[int]:
+    """The first `(` at depth zero that follows a name (not `__attribute__((...))`)."""
+    depth = 0
+    for index, char in enumerate(text):
+        if char == "(":
+            if depth == 0:
+                name = _IDENTIFIER_BEFORE.search(text, max(0, index - 300), index)
+                if name is not None and re.sub(r"\s+", "", name.group("name")).split("::")[-1] not in (
+                        "__attribute__", "__declspec", "alignas", "decltype"):
+                    return index
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+    return None
