@@ -100,6 +100,7 @@ class Linter:
             return []
         lines = LineIndex(text)
         suppressions = language.suppressions(text, lines)
+        in_cell = language.cell_positions(text, lines)
         findings = []
         seen = set()
         for rule, diagnostic in reported:
@@ -110,10 +111,15 @@ class Linter:
             if key in seen:
                 continue
             seen.add(key)
+            end, cell = lines.position(diagnostic.end), None
+            if in_cell is not None:  # a notebook: positions within the cell
+                cell, start = in_cell(diagnostic.start)
+                end = in_cell(diagnostic.end)[1]
             findings.append(Finding(
                 path=path, code=rule.code, name=rule.name, message=diagnostic.message,
-                severity=rule.severity, start=start, end=lines.position(diagnostic.end),
+                severity=rule.severity, start=start, end=end,
                 start_offset=diagnostic.start, end_offset=diagnostic.end, fix=diagnostic.fix,
+                cell=cell,
             ))
         findings.sort(key=lambda finding: finding.sort_key)
         return findings
@@ -133,10 +139,12 @@ class Linter:
             return None
         try:
             raw = read_bytes(path)
-            return language, language.decode(raw)
+            source = language.decode(raw)
         except SourceError as error:
             report.error = f"{path}: cannot read: {error}"
             return None
+        report.notes.extend(f"{path}: {note}" for note in getattr(source, "notes", ()))
+        return language, source
 
     # -- fixing -----------------------------------------------------------------------------
 
@@ -165,8 +173,8 @@ class Linter:
                     else:
                         rejected.add((finding.code, finding.message))
                         notes.append(
-                            f"{path}:{finding.start.line}:{finding.start.column}: {finding.code} "
-                            f"[{finding.name}] fix not applied: the result would not parse ({error})"
+                            f"{path}:{_cell_prefix(finding)}{finding.start.line}:{finding.start.column}: "
+                            f"{finding.code} [{finding.name}] fix not applied: the result would not parse ({error})"
                         )
                 if not accepted:
                     break
@@ -203,6 +211,10 @@ class Linter:
                 report.applied_fixes = []
                 report.fixed = source.text
         return report
+
+
+def _cell_prefix(finding: Finding) -> str:
+    return "" if finding.cell is None else f"cell {finding.cell + 1}:"
 
 
 def _overlaps(first: Edit, second: Edit) -> bool:

@@ -34,6 +34,11 @@ class Language:
     def suppressions(self, text: str, line_index) -> "Suppressions":
         raise NotImplementedError
 
+    def cell_positions(self, text: str, line_index) -> Optional[Callable]:
+        """For languages made of cells (notebooks): a function from an offset in `text`
+        to (0-based cell index, Position within the cell); None for plain files."""
+        return None
+
     def validate(self, text: str) -> Optional[str]:
         """None when `text` parses, else why not (used before a fix is written)."""
         try:
@@ -49,9 +54,10 @@ _LANGUAGES: Dict[str, Language] = {}
 def _load() -> Dict[str, Language]:
     if not _LANGUAGES:
         from gradlint.cpp.frontend import CPP
+        from gradlint.notebook.frontend import NOTEBOOK
         from gradlint.python.frontend import PYTHON
 
-        for language in (PYTHON, CPP):
+        for language in (PYTHON, CPP, NOTEBOOK):
             for extension in language.extensions:
                 _LANGUAGES[extension] = language
     return _LANGUAGES

@@ -1,0 +1,228 @@
+"""The notebook JSON read with the place of every cell's `source`, so that new cell
+sources can be spliced into the original text and nothing else moves.
+
+The standard `json` module parses each value (its C scanner); this module only walks
+the objects and arrays on the way to the cells to note where each value begins and ends.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from json.decoder import scanstring
+from typing import Any, Dict, List, Optional, Tuple
+
+from gradlint.notebook.magics import split_lines
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_NON_ASCII_ESCAPE = re.compile(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]|[1-9a-fA-F][0-9a-fA-F]{2})")
+_DECODER = json.JSONDecoder()
+
+
+class NotebookError(ValueError):
+    """Not a notebook gradlint can read; the message says why, for the user."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    index: int  # position in the notebook's "cells" list, markdown cells included
+    cell_type: str
+    source: str  # the lines joined
+    # Where the "source" value sits in the JSON text, and its items (value, raw token)
+    # when it is a list.
+    start: int
+    end: int
+    items: Optional[Tuple[Tuple[str, str], ...]]
+
+
+@dataclass(frozen=True)
+class Notebook:
+    text: str  # the JSON text
+    cells: Tuple[Cell, ...]
+    metadata: Dict[str, Any]
+    ascii_only: bool  # whether new strings are written with \\u escapes
+
+    @property
+    def code_cells(self) -> Tuple[Cell, ...]:
+        return tuple(cell for cell in self.cells if cell.cell_type == "code")
+
+    def kernel_language(self) -> Optional[str]:
+        for key, field in (("kernelspec", "language"), ("language_info", "name")):
+            section = self.metadata.get(key)
+            if isinstance(section, dict) and isinstance(section.get(field), str):
+                return section[field]
+        return None
+
+    def with_sources(self, sources: Dict[int, str]) -> str:
+        """The JSON text with the sources of the cells at these indexes replaced."""
+        patches = []
+        for cell in self.cells:
+            new = sources.get(cell.index)
+            if new is not None and new != cell.source:
+                patches.append((cell.start, cell.end, self._source_json(cell, new)))
+        parts, position = [], 0
+        for start, end, replacement in patches:
+            parts.append(self.text[position:start])
+            parts.append(replacement)
+            position = end
+        parts.append(self.text[position:])
+        return "".join(parts)
+
+    def _dump(self, value: str) -> str:
+        return json.dumps(value, ensure_ascii=self.ascii_only)
+
+    def _source_json(self, cell: Cell, source: str) -> str:
+        """A source value laid out as the original one was: a string stays a string; a
+        list keeps its line breaks and indentation, and lines that did not change keep
+        their original spelling (escapes included)."""
+        if cell.items is None:
+            return self._dump(source)
+        lines = split_lines(source)
+        if not lines:
+            return "[]"
+        raw = self.text[cell.start:cell.end]
+        spelled = dict(cell.items)
+        tokens = [spelled.get(line) or self._dump(line) for line in lines]
+        opening, separator, closing = _list_layout(raw, self.text, cell.start)
+        return "[" + opening + ("," + separator).join(tokens) + closing + "]"
+
+
+def _list_layout(raw: str, text: str, start: int) -> Tuple[str, str, str]:
+    """The whitespace after `[`, after each `,` and before `]` of a JSON list."""
+    if raw.strip("[] \t\r\n"):
+        opening = _WHITESPACE.match(raw, 1).group()
+        closing = raw[len(raw[:-1].rstrip(" \t\r\n")):-1]
+        separator = opening
+        comma = _after_first_item(raw)
+        if comma is not None:
+            separator = _WHITESPACE.match(raw, comma + 1).group()
+        return opening, separator, closing
+    # An empty list: one level deeper than the line holding it.
+    line_start = text.rfind("\n", 0, start) + 1
+    indent = _WHITESPACE.match(text, line_start).group().replace("\n", "").replace("\r", "")
+    step = " " if not indent.startswith("\t") else "\t"
+    return "\n" + indent + step, "\n" + indent + step, "\n" + indent
+
+
+def _after_first_item(raw: str) -> Optional[int]:
+    index = _WHITESPACE.match(raw, 1).end()
+    _, end = _DECODER.raw_decode(raw, index)
+    index = _WHITESPACE.match(raw, end).end()
+    return index if index < len(raw) and raw[index] == "," else None
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+def _skip(text: str, index: int) -> int:
+    return _WHITESPACE.match(text, index).end()
+
+
+def _expect(text: str, index: int, char: str, what: str) -> int:
+    if index >= len(text) or text[index] != char:
+        raise json.JSONDecodeError(f"Expecting {what}", text, index)
+    return index + 1
+
+
+def _members(text: str, index: int) -> Tuple[List[Tuple[str, int, int]], int]:
+    """(key, value start, value end) of the object at text[index], and its end."""
+    index = _skip(text, _expect(text, index, "{", "'{'"))
+    members: List[Tuple[str, int, int]] = []
+    if text.startswith("}", index):
+        return members, index + 1
+    while True:
+        index = _expect(text, index, '"', "property name enclosed in double quotes")
+        key, index = scanstring(text, index)
+        index = _skip(text, _expect(text, _skip(text, index), ":", "':' delimiter"))
+        _, end = _DECODER.raw_decode(text, index)
+        members.append((key, index, end))
+        index = _skip(text, end)
+        if text.startswith(",", index):
+            index = _skip(text, index + 1)
+            continue
+        return members, _expect(text, index, "}", "',' delimiter")
+
+
+def _elements(text: str, index: int) -> Tuple[List[Tuple[int, int]], int]:
+    """(start, end) of each element of the array at text[index], and its end."""
+    index = _skip(text, _expect(text, index, "[", "'['"))
+    elements: List[Tuple[int, int]] = []
+    if text.startswith("]", index):
+        return elements, index + 1
+    while True:
+        _, end = _DECODER.raw_decode(text, index)
+        elements.append((index, end))
+        index = _skip(text, end)
+        if text.startswith(",", index):
+            index = _skip(text, index + 1)
+            continue
+        return elements, _expect(text, index, "]", "',' delimiter")
+
+
+def _value(text: str, start: int, end: int) -> Any:
+    return _DECODER.raw_decode(text, start)[0]
+
+
+def _read_cell(text: str, number: int, start: int) -> Cell:
+    if not text.startswith("{", start):
+        raise NotebookError(f"cell {number + 1} is not a JSON object")
+    members, _ = _members(text, start)
+    spans = {key: (value_start, value_end) for key, value_start, value_end in members}  # last wins
+    if "cell_type" not in spans:
+        raise NotebookError(f"cell {number + 1} has no \"cell_type\"")
+    cell_type = _value(text, *spans["cell_type"])
+    if not isinstance(cell_type, str):
+        raise NotebookError(f"cell {number + 1}: \"cell_type\" is not a string")
+    if "source" not in spans:
+        if cell_type == "code":
+            raise NotebookError(f"code cell {number + 1} has no \"source\"")
+        return Cell(number, cell_type, "", start, start, None)
+    source_start, source_end = spans["source"]
+    if text.startswith("[", source_start):
+        elements, _ = _elements(text, source_start)
+        items = []
+        for item_start, item_end in elements:
+            raw = text[item_start:item_end]
+            value = json.loads(raw)
+            if not isinstance(value, str):
+                raise NotebookError(f"cell {number + 1}: \"source\" holds a {type(value).__name__}, "
+                                    "not only strings")
+            items.append((value, raw))
+        return Cell(number, cell_type, "".join(value for value, _ in items), source_start, source_end,
+                    tuple(items))
+    value = _value(text, source_start, source_end)
+    if not isinstance(value, str):
+        raise NotebookError(f"cell {number + 1}: \"source\" is a {type(value).__name__}, "
+                            "not a string or a list of strings")
+    return Cell(number, cell_type, value, source_start, source_end, None)
+
+
+def read_notebook(text: str) -> Notebook:
+    """Read the JSON text of an nbformat 4 notebook; NotebookError says what is wrong."""
+    try:
+        start = _skip(text, 0)
+        if not text.startswith("{", start):
+            json.loads(text)  # the standard message for what is not JSON at all
+            raise NotebookError("the JSON document is not an object")
+        members, end = _members(text, start)
+        if _skip(text, end) != len(text):
+            raise json.JSONDecodeError("Extra data", text, _skip(text, end))
+        spans = {key: (value_start, value_end) for key, value_start, value_end in members}
+        if "cells" not in spans:
+            if "worksheets" in spans:
+                raise NotebookError("an nbformat 3 notebook (\"worksheets\"); convert it with "
+                                    "`jupyter nbconvert --to notebook --nbformat 4`")
+            raise NotebookError("no \"cells\" list: not a Jupyter notebook")
+        cells_start, _ = spans["cells"]
+        if not text.startswith("[", cells_start):
+            raise NotebookError("\"cells\" is not a list")
+        elements, _ = _elements(text, cells_start)
+        cells = tuple(_read_cell(text, number, element_start)
+                      for number, (element_start, _) in enumerate(elements))
+        metadata = _value(text, *spans["metadata"]) if "metadata" in spans else {}
+    except json.JSONDecodeError as error:
+        raise NotebookError(f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})") \
+            from None
+    except RecursionError:
+        raise NotebookError("not readable: JSON nested too deeply") from None
+    ascii_only = text.isascii() and bool(_NON_ASCII_ESCAPE.search(text))
+    return Notebook(text, cells, metadata if isinstance(metadata, dict) else {}, ascii_only)

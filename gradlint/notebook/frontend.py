@@ -1,0 +1,154 @@
+"""The notebook language: code cells in order as one Python program, so every Python
+rule, `# noqa` and the fixer work on notebooks unchanged.
+
+The program is each code cell's source (magics made inert, see `magics`) after a
+marker line naming the cell. The markers let positions be mapped to (cell, line,
+column) and a fixed program be split back into cells from its text alone, whatever
+the fixes did to line counts.
+"""
+from __future__ import annotations
+
+import bisect
+import codecs
+import re
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Tuple
+
+from gradlint.diagnostics import LineIndex, Position
+from gradlint.notebook.document import Notebook, NotebookError, read_notebook
+from gradlint.notebook.magics import RESERVED, neutralize, restore
+from gradlint.python.frontend import PythonLanguage
+from gradlint.source import DecodedSource, SourceError
+
+_BOM = codecs.BOM_UTF8
+# `#<U+E000> cell 7 (3/5)`: notebook cell 7 (1-based, markdown cells counted), the
+# 3rd of 5 code cells.
+_MARKER = re.compile(r"^#\ue000 cell (\d+) \((\d+)/(\d+)\)\n", re.MULTILINE)
+
+CellPosition = Callable[[int], Tuple[int, Position]]
+
+
+def _marker(cell_number: int, ordinal: int, total: int) -> str:
+    return f"#\ue000 cell {cell_number} ({ordinal}/{total})\n"
+
+
+def _ends_line(text: str) -> bool:
+    return text.endswith(("\n", "\r"))
+
+
+def program(notebook: Notebook) -> str:
+    """The code cells as one Python program."""
+    code_cells = notebook.code_cells
+    parts = []
+    for ordinal, cell in enumerate(code_cells, start=1):
+        parts.append(_marker(cell.index + 1, ordinal, len(code_cells)))
+        body = neutralize(cell.source)
+        parts.append(body if not body or _ends_line(body) else body + "\n")
+    return "".join(parts)
+
+
+def split_program(text: str) -> List[Tuple[int, str]]:
+    """(0-based cell index, cell text) for each marker of `text`, in order; raises
+    NotebookError when the markers are not the complete sequence a program starts with."""
+    markers = list(_MARKER.finditer(text))
+    if not markers:
+        if text:
+            raise NotebookError("the cell markers are missing")
+        return []
+    total = int(markers[0].group(3))
+    ordinals = [(int(m.group(2)), int(m.group(3))) for m in markers]
+    if markers[0].start() != 0 or ordinals != [(n, total) for n in range(1, total + 1)]:
+        raise NotebookError("the cell markers were changed")
+    cells = []
+    for number, marker in enumerate(markers):
+        end = markers[number + 1].start() if number + 1 < len(markers) else len(text)
+        cells.append((int(marker.group(1)) - 1, text[marker.end():end]))
+    return cells
+
+
+def cell_positions(text: str, lines: LineIndex) -> Optional[CellPosition]:
+    """Offset in the program -> (0-based cell index, 1-based line and column in the cell)."""
+    markers = list(_MARKER.finditer(text))
+    if not markers:
+        return None
+    body_starts = [marker.end() for marker in markers]
+    first_lines = [lines.position(start).line for start in body_starts]
+    cells = [int(marker.group(1)) - 1 for marker in markers]
+
+    def locate(offset: int) -> Tuple[int, Position]:
+        number = bisect.bisect_right(body_starts, offset) - 1
+        if number < 0:  # on the first marker line
+            return cells[0], Position(1, 1)
+        if number + 1 < len(markers) and offset >= markers[number + 1].start():
+            # On the next marker line: the end of this cell.
+            offset = markers[number + 1].start() - 1
+            if offset < body_starts[number]:
+                return cells[number], Position(1, 1)
+        position = lines.position(offset)
+        return cells[number], Position(position.line - first_lines[number] + 1, position.column)
+
+    return locate
+
+
+@dataclass(frozen=True)
+class NotebookSource(DecodedSource):
+    notebook: Optional[Notebook] = None
+    # Said to the user without failing the run (a notebook with nothing to check).
+    notes: Tuple[str, ...] = ()
+
+    def encode(self, text: str) -> bytes:
+        if text == self.text or self.notebook is None:
+            return self.raw
+        originals = {cell.index: cell.source for cell in self.notebook.code_cells}
+        sources: Dict[int, str] = {}
+        for index, body in split_program(text):
+            source = restore(body)
+            if not _ends_line(originals[index]) and source.endswith("\n"):
+                source = source[:-1]
+            sources[index] = source
+        data = self.notebook.with_sources(sources).encode("utf-8")
+        return _BOM + data if self.bom else data
+
+
+def _is_python(kernel_language: Optional[str]) -> bool:
+    return kernel_language is None or kernel_language.lower().startswith(("python", "ipython"))
+
+
+class NotebookLanguage(PythonLanguage):
+    # The program is Python: the Python rules (check_python) run on it.
+    name = "python"
+    extensions = (".ipynb",)
+
+    def decode(self, raw: bytes) -> NotebookSource:
+        bom = raw.startswith(_BOM)
+        try:
+            json_text = raw[len(_BOM):].decode("utf-8") if bom else raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise SourceError(f"not a notebook: not UTF-8 (byte {error.start})") from None
+        try:
+            notebook = read_notebook(json_text)
+        except NotebookError as error:
+            raise SourceError(f"not a notebook: {error}") from None
+        kernel = notebook.kernel_language()
+        if not _is_python(kernel):
+            return NotebookSource("", "utf-8", bom, raw, notebook,
+                                  (f"skipped: the notebook's kernel language is {kernel}, not Python",))
+        for cell in notebook.code_cells:
+            if any(char in cell.source for char in RESERVED):
+                raise SourceError(f"cell {cell.index + 1} holds U+E000 or U+E001, which gradlint reserves "
+                                  "for its own markers")
+        notes = () if notebook.cells else ("the notebook has no cells: nothing to check",)
+        return NotebookSource(program(notebook), "utf-8", bom, raw, notebook, notes)
+
+    def validate(self, text: str) -> Optional[str]:
+        try:
+            split_program(text)
+        except NotebookError as error:
+            return str(error)
+        return super().validate(text)
+
+    def cell_positions(self, text: str, lines: LineIndex) -> Optional[CellPosition]:
+        return cell_positions(text, lines)
+
+
+NOTEBOOK = NotebookLanguage()

@@ -1,0 +1,188 @@
+"""IPython syntax in a cell, turned into inert Python and back.
+
+Every line keeps its number: a magic line (`%timeit f()`, `!pip install x`, `obj?`,
+`files = !ls`) becomes a line that parses and does nothing, holding the original after
+a private-use marker so that `restore` gives the cell back exactly. A cell under a
+cell magic whose body is not Python (`%%bash`, `%%html`, ...) becomes comments.
+"""
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Tuple
+
+# U+E001 (private use) never occurs in cells gradlint accepts; see `RESERVED`.
+MAGIC_MARK = "#\ue001"
+RESERVED = ("\ue000", "\ue001")
+
+# Cell magics that run their body as Python in the user namespace.
+PYTHON_BODY_CELL_MAGICS = frozenset({"capture", "time", "timeit", "prun", "debug"})
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
+_INDENT = re.compile(r"[ \t\f]*")
+_CELL_MAGIC = re.compile(r"[ \t\f]*%%(?P<name>\w*)")
+# `files = !ls`, `a, b = %sx cmd`: the names stay bound for the analysis (to None).
+_ASSIGNED_MAGIC = re.compile(
+    r"(?P<targets>[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*)[ \t]*=[ \t]*[%!]"
+)
+_ESCAPES = "%!?/,;"  # characters no Python statement starts with, but IPython lines do
+_BRACKETS_OPEN = "([{"
+_BRACKETS_CLOSE = ")]}"
+
+
+def split_lines(text: str) -> List[str]:
+    """The lines of `text`, each with its own line ending (CR, LF or CRLF)."""
+    lines = _LINE.findall(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _split_ending(line: str) -> Tuple[str, str]:
+    body = line.rstrip("\r\n")
+    return body, line[len(body):]
+
+
+class _Scanner:
+    """How far a run of Python lines has got: open brackets, an open string, a
+    backslash continuation. Only what decides whether a line starts a statement."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.open_string: Optional[str] = None  # the closing quote(s) awaited
+        self.continued = False
+
+    @property
+    def at_statement_start(self) -> bool:
+        return self.depth == 0 and self.open_string is None and not self.continued
+
+    def feed(self, body: str) -> bool:
+        """Advance over one line (without its ending); True when a `?` stood
+        outside strings and comments (IPython help syntax)."""
+        self.continued = False
+        help_mark = False
+        index, length = 0, len(body)
+        while index < length:
+            if self.open_string is not None:
+                index = self._close_string(body, index)
+                if self.open_string is not None:
+                    break
+                continue
+            char = body[index]
+            if char == "#":
+                break
+            if char in "\"'":
+                triple = body[index:index + 3]
+                self.open_string = triple if triple in ('"""', "'''") else char
+                index += len(self.open_string)
+                continue
+            if char in _BRACKETS_OPEN:
+                self.depth += 1
+            elif char in _BRACKETS_CLOSE:
+                self.depth = max(0, self.depth - 1)
+            elif char == "?":
+                help_mark = True
+            elif char == "\\" and index == length - 1:
+                self.continued = True
+            index += 1
+        if self.open_string is not None and len(self.open_string) == 1 and not body.endswith("\\"):
+            self.open_string = None  # an unterminated one-line string: the parser will say so
+        return help_mark
+
+    def _close_string(self, body: str, index: int) -> int:
+        quote = self.open_string
+        while index < len(body):
+            if body[index] == "\\":
+                index += 2
+                continue
+            if body.startswith(quote, index):
+                self.open_string = None
+                return index + len(quote)
+            index += 1
+        return len(body)
+
+
+def _inert(body: str, indent: str, assigned: Optional[str] = None) -> str:
+    """The stand-in for a magic line: a comment at the top level, `pass` in a block
+    (a block may hold nothing else), `names = None` for an assignment."""
+    original = body[len(indent):]
+    if assigned is not None:
+        return f"{indent}{assigned} = None  {MAGIC_MARK}{original}"
+    if indent:
+        return f"{indent}pass  {MAGIC_MARK}{original}"
+    return f"{MAGIC_MARK}{original}"
+
+
+def _commented(body: str) -> str:
+    if not body.strip():
+        return body
+    indent = _INDENT.match(body).group()
+    return f"{indent}{MAGIC_MARK}{body[len(indent):]}"
+
+
+def _magic_kind(body: str) -> Tuple[bool, Optional[str]]:
+    """(is a magic line, the assigned names when it is `names = !cmd`)."""
+    stripped = body.lstrip(" \t\f")
+    if not stripped:
+        return False, None
+    if stripped[0] in _ESCAPES:
+        return True, None
+    assigned = _ASSIGNED_MAGIC.match(stripped)
+    if assigned:
+        return True, assigned.group("targets")
+    return False, None
+
+
+def neutralize(source: str) -> str:
+    """The cell as Python that parses: same lines, magics made inert."""
+    lines = split_lines(source)
+    out: List[str] = []
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None:
+        cell_magic = _CELL_MAGIC.match(lines[first])
+        if cell_magic:
+            out.extend(lines[:first])
+            body, ending = _split_ending(lines[first])
+            out.append(_commented(body) + ending)
+            rest = lines[first + 1:]
+            if cell_magic.group("name") not in PYTHON_BODY_CELL_MAGICS:
+                out.extend(_commented(body) + ending for body, ending in map(_split_ending, rest))
+                return "".join(out)
+            lines = rest
+    scanner = _Scanner()
+    magic_continues = False
+    for line in lines:
+        body, ending = _split_ending(line)
+        if magic_continues:
+            out.append(_commented(body) + ending)
+            magic_continues = body.endswith("\\")
+            continue
+        if scanner.at_statement_start:
+            is_magic, assigned = _magic_kind(body)
+            if is_magic:
+                out.append(_inert(body, _INDENT.match(body).group(), assigned) + ending)
+                magic_continues = body.endswith("\\")
+                continue
+            help_mark = scanner.feed(body)
+            if help_mark and scanner.at_statement_start:  # `torch.no_grad?`
+                out.append(_inert(body, _INDENT.match(body).group()) + ending)
+                continue
+        else:
+            scanner.feed(body)
+        out.append(line)
+    return "".join(out)
+
+
+def restore(text: str) -> str:
+    """The inverse of `neutralize`, also after fixes moved or re-indented lines."""
+    if MAGIC_MARK not in text:
+        return text
+    out = []
+    for line in split_lines(text):
+        body, ending = _split_ending(line)
+        mark = body.find(MAGIC_MARK)
+        if mark < 0:
+            out.append(line)
+            continue
+        indent = _INDENT.match(body).group()
+        out.append(indent + body[mark + len(MAGIC_MARK):] + ending)
+    return "".join(out)
