@@ -1,0 +1,237 @@
+"""One oracle run over every fixture: gradlint fixes each one, the originals and the fixed
+programs run in subprocesses (two at a time, one per core) while the C++ extension builds,
+and each fixture gets a `Verdict`.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import oracle_cpp
+from fixture_harness import ROOT, Fixture
+from oracle_core import Claim, RunReport, Verdict, judge, parse_claim, read_exception_report
+
+from gradlint.engine import Linter
+from gradlint.frontend import language_for
+from gradlint.settings import Settings, resolve_selection
+
+PYTHON_SOURCES = (".py",)
+CPP_SOURCES = (".cpp", ".cc", ".cxx", ".c++")
+DEFAULT_TIMEOUT = 120.0
+
+
+def default_build_dir() -> str:
+    return os.environ.get("GRADLINT_ORACLE_BUILD_DIR") or os.path.join(ROOT, "build", "oracle")
+
+
+def gradlint_fix(fixture: Fixture) -> str:
+    """What `gradlint fix` makes of the fixture, with its select and unsafe-fixes markers."""
+    enabled = resolve_selection(list(fixture.selection()), [], [])
+    linter = Linter(Settings(enabled=enabled, unsafe_fixes=fixture.unsafe_fixes))
+    return linter.fix_text(fixture.text, fixture.path, language_for(fixture.path)).text
+
+
+@dataclass
+class Case:
+    fixture: Fixture
+    claim: Claim
+    fixed_text: Optional[str]            # None: gradlint fix changes nothing
+    skip_reason: Optional[str] = None
+    problems: List[str] = field(default_factory=list)  # found before anything runs
+
+    @property
+    def kind(self) -> Optional[str]:
+        extension = os.path.splitext(self.fixture.path)[1].lower()
+        if extension in PYTHON_SOURCES:
+            return "python"
+        if extension in CPP_SOURCES:
+            return "cpp"
+        return None
+
+
+def prepare(fixture: Fixture) -> Case:
+    claim = parse_claim(fixture.text)
+    try:
+        fixed = gradlint_fix(fixture)
+    except Exception as error:  # a gradlint bug fails this fixture, not the whole tier
+        case = Case(fixture, claim, None)
+        case.problems.append(f"gradlint fix failed: {type(error).__name__}: {error}")
+        return case
+    case = Case(fixture, claim, fixed if fixed != fixture.text else None)
+    if claim.skip_reason is not None and not claim.errors:
+        case.skip_reason = f"oracle: skip {claim.skip_reason}"
+        return case
+    if case.kind is None:
+        case.problems.append(f"{os.path.splitext(fixture.path)[1]} files cannot run; "
+                             "state `oracle: skip <reason>`")
+    if not claim.stated and not claim.errors and fixture.expected():
+        case.problems.append("a fixture with findings needs an `oracle:` directive (raises, "
+                             "before-prints/after-prints, or skip with a reason)")
+    if case.kind == "cpp":
+        for label, text in (("original", fixture.text), ("fixed", case.fixed_text)):
+            if text is None:
+                continue
+            problem = oracle_cpp.program_problem(text)
+            if problem is None and not oracle_cpp.has_oracle_run(text):
+                problem = "defines no `void oracle_run()` to run"
+            if problem:
+                case.problems.append(f"{label}: {problem}")
+    return case
+
+
+@dataclass
+class Outcome:
+    case: Case
+    verdict: Optional[Verdict]           # None: skipped
+    before: Optional[RunReport] = None
+    after: Optional[RunReport] = None
+
+
+def _sanitized(fixture_id: str) -> str:
+    return re.sub(r"[^\w.-]", "_", fixture_id)
+
+
+class OracleSession:
+    def __init__(self, fixtures: List[Fixture], work_dir: str, build_dir: Optional[str] = None,
+                 timeout: float = DEFAULT_TIMEOUT, workers: Optional[int] = None) -> None:
+        self.work_dir = work_dir
+        self.build_dir = build_dir or default_build_dir()
+        self.timeout = timeout
+        self.cases = {fixture.id: prepare(fixture) for fixture in fixtures}
+        self.pool = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 2)
+        self.futures: Dict[str, Future] = {}
+        self.build_result: Optional[oracle_cpp.BuildResult] = None
+        self.started = time.monotonic()
+        self.finished: Optional[float] = None
+        self._cpp_ready = threading.Event()
+        self._lock = threading.Lock()
+
+    # -- scheduling -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        cpp_cases = [case for case in self.cases.values() if self._runnable(case, "cpp")]
+        threading.Thread(target=self._build_and_run_cpp, args=(cpp_cases,), daemon=True).start()
+        for fixture_id, case in self.cases.items():
+            if self._runnable(case, "python"):
+                self.futures[fixture_id] = self.pool.submit(self._run_python, case)
+            elif not self._runnable(case, "cpp"):
+                done: Future = Future()
+                done.set_result(self._judge_unrun(case))
+                self.futures[fixture_id] = done
+
+    @staticmethod
+    def _runnable(case: Case, kind: str) -> bool:
+        return case.kind == kind and case.skip_reason is None and not case.problems
+
+    def outcome(self, fixture_id: str) -> Outcome:
+        if fixture_id not in self.futures:
+            self._cpp_ready.wait()
+        return self.futures[fixture_id].result()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+    # -- running ----------------------------------------------------------------------------
+
+    def _subprocess(self, arguments: List[str], cwd: str, report: str) -> RunReport:
+        if os.path.exists(report):
+            os.remove(report)
+        started = time.monotonic()
+        environment = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+        try:
+            process = subprocess.run(
+                [sys.executable, oracle_cpp.BOOTSTRAP, *arguments], cwd=cwd, env=environment,
+                capture_output=True, text=True, errors="replace", timeout=self.timeout)
+        except subprocess.TimeoutExpired as expired:
+            return RunReport(_text(expired.stdout), _text(expired.stderr), None,
+                             time.monotonic() - started)
+        exception, thread_exceptions = read_exception_report(report)
+        return RunReport(process.stdout, process.stderr, process.returncode,
+                         time.monotonic() - started, exception, thread_exceptions)
+
+    def _case_dir(self, case: Case) -> str:
+        path = os.path.join(self.work_dir, _sanitized(case.fixture.id))
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def _run_python(self, case: Case) -> Outcome:
+        folder = self._case_dir(case)
+        before = self._subprocess(["script", os.path.join(folder, "before.json"), case.fixture.path],
+                                  folder, os.path.join(folder, "before.json"))
+        after = None
+        if case.fixed_text is not None:
+            fixed_dir = os.path.join(folder, "fixed")
+            os.makedirs(fixed_dir, exist_ok=True)
+            fixed_path = os.path.join(fixed_dir, os.path.basename(case.fixture.path))
+            with open(fixed_path, "w", encoding="utf-8") as handle:
+                handle.write(case.fixed_text)
+            after = self._subprocess(["script", os.path.join(folder, "after.json"), fixed_path],
+                                     fixed_dir, os.path.join(folder, "after.json"))
+        return self._finish(Outcome(case, judge(case.claim, before, after), before, after))
+
+    def _build_and_run_cpp(self, cases: List[Case]) -> None:
+        try:
+            programs, variants = [], {}
+            for case in cases:
+                original, fixed = (oracle_cpp.entry_name(case.fixture.id, variant)
+                                   for variant in ("original", "fixed"))
+                programs.append(oracle_cpp.Program(original, case.fixture.path, case.fixture.text, True))
+                if case.fixed_text is not None:
+                    fixed_path = oracle_cpp.write_source(
+                        os.path.join(self.build_dir, "fixed", _sanitized(case.fixture.id)), case.fixed_text)
+                    programs.append(oracle_cpp.Program(fixed, fixed_path, case.fixed_text, True))
+                variants[case.fixture.id] = (original, fixed if case.fixed_text is not None else None)
+            if programs:
+                self.build_result = oracle_cpp.build(programs, self.build_dir)
+            for case in cases:
+                original, fixed = variants[case.fixture.id]
+                self.futures[case.fixture.id] = self.pool.submit(self._run_cpp, case, original, fixed)
+        except BaseException as error:  # every C++ test must hear about it, not hang
+            for case in cases:
+                failed: Future = Future()
+                failed.set_exception(error)
+                self.futures.setdefault(case.fixture.id, failed)
+        finally:
+            self._cpp_ready.set()
+
+    def _run_cpp(self, case: Case, original: str, fixed: Optional[str]) -> Outcome:
+        build = self.build_result
+        not_built = [f"{variant}: does not compile:\n  " + "\n  ".join(build.failed[entry][:8])
+                     for variant, entry in (("original", original), ("fixed", fixed))
+                     if entry is not None and entry in build.failed]
+        if build.library is None or not_built:
+            verdict = Verdict(problems=not_built or [
+                "the oracle extension did not build:\n" + build.log[-4000:]])
+            return self._finish(Outcome(case, verdict))
+        folder = self._case_dir(case)
+
+        def run(entry: str, label: str) -> RunReport:
+            report = os.path.join(folder, f"{label}.json")
+            return self._subprocess(["extension", report, build.library, entry], folder, report)
+
+        before = run(original, "before")
+        after = run(fixed, "after") if fixed is not None else None
+        return self._finish(Outcome(case, judge(case.claim, before, after), before, after))
+
+    def _judge_unrun(self, case: Case) -> Outcome:
+        if case.skip_reason is not None:
+            return self._finish(Outcome(case, None))
+        return self._finish(Outcome(case, Verdict(problems=case.claim.errors + case.problems)))
+
+    def _finish(self, outcome: Outcome) -> Outcome:
+        with self._lock:
+            self.finished = time.monotonic()
+        return outcome
+
+
+def _text(data) -> str:
+    if data is None:
+        return ""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
