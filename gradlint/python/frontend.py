@@ -107,6 +107,17 @@ class PythonFile:
             self._lines.offset(code_range.end.line, code_range.end.column + 1),
         )
 
+    def line_of(self, node) -> int:
+        """The 1-based line `node` starts on (for messages that point elsewhere)."""
+        return self._lines.position(self.span(node)[0]).line
+
+    def indentation_of(self, node) -> str:
+        """The whitespace before `node` on its first line (a statement's indentation)."""
+        start = self.span(node)[0]
+        line_start = self._lines.starts[self._lines.position(start).line - 1]
+        prefix = self.text[line_start:start]
+        return prefix if not prefix.strip() else ""
+
     def code_for(self, node) -> str:
         return self.module.code_for_node(node)
 

@@ -1,0 +1,70 @@
+from gradlint.diagnostics import Safety
+from gradlint.rule import Rule
+
+
+class InferenceTensorMutatedOutside(Rule):
+    """
+    ## What it does
+    Finds a tensor made while inference mode is on and updated in place after inference
+    mode has ended.
+
+    In Python: a value bound inside `with torch.inference_mode():` (or returned by a
+    function of the same module decorated with `@torch.inference_mode()`, or returned from
+    inside such a block), later changed in place outside it: `x.add_(...)` and the other
+    in-place methods, `x[...] = ...`, `x += ...`, `out=x`, `torch.nn.init.*_(x)`. The
+    value is followed through aliases and views (`x[i]`, `view`, `t`, `transpose`,
+    `permute`, `squeeze`, `unsqueeze`, `expand`, `narrow`, `select`, and `.float()`,
+    `.to(...)`, `.contiguous()`, which may return `x` itself), tuple unpacking, `self.`
+    attributes (also when one method stores the value and another updates it),
+    containers filled and then iterated, and into same-module functions that update a
+    parameter in place. Rebinding, `.clone()` and out-of-place results end the tracking.
+    A nested `torch.inference_mode(False)` counts as outside.
+
+    ## Why is this bad?
+    Measured with torch 2.13.0 (torch-semantics §1): every one of these updates raises
+    `RuntimeError: Inplace update to inference tensor outside InferenceMode is not
+    allowed.` Views of inference tensors are inference tensors, a no-op conversion
+    returns the tensor itself, and `torch.no_grad()` or a nested
+    `torch.inference_mode(False)` does not help. `t.resize_()` even resizes the tensor
+    before it raises. Writes through `t.detach()` or `t.data` do not raise (they silently
+    change `t`), so gradlint does not report them as this error.
+
+    ## Example
+    ```python
+    with torch.inference_mode():
+        scores = model(batch).softmax(-1)
+    scores.clamp_(min=1e-6)
+    ```
+
+    ## Use instead
+    ```python
+    with torch.inference_mode():
+        scores = model(batch).softmax(-1)
+    scores = scores.clone()
+    scores.clamp_(min=1e-6)
+    ```
+    or do the update inside the block, or out of place (`scores = scores.clamp(min=1e-6)`).
+
+    ## Fix safety
+    The fix clones the value where it leaves inference mode: `x = x.clone()` right after
+    the block, or `.clone()` on the call that returns it. It is safe when the value is
+    bound unconditionally in the block and no other name holds it, so every alias is
+    visible; otherwise (aliases, conditional bindings, values returned by functions) it
+    is unsafe, because code that relies on sharing storage with the original would see
+    a copy.
+
+    ## References
+    - torch-semantics §1 (inference tensors used outside), §1b
+    """
+
+    code = "GL201"
+    name = "inference-tensor-mutated-outside"
+    summary = "Tensor made under `inference_mode` updated in place after the block"
+    fix_safety = Safety.SAFE
+    # Inference mode is entered somewhere in the file (the alias import names it too).
+    prefilter = {"python": r"inference_mode|_InferenceMode"}
+
+    def check_python(self, file):
+        from gradlint.rules.gl201_inference_tensor_mutated_outside.python import check
+
+        return check(file)

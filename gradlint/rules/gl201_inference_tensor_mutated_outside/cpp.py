@@ -1,0 +1,35 @@
+"""GL201, C++ side: a variable assigned under `c10::InferenceMode` and updated in place
+after the guard's scope closes (torch-semantics §7a: E_INPLACE)."""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Iterator
+
+from gradlint.cpp.dataflow import VIEW_CHAIN, line_of, tainted_uses
+from gradlint.diagnostics import Diagnostic
+
+
+@functools.lru_cache(maxsize=256)
+def _mutation(name: str) -> "re.Pattern[str]":
+    variable = r"(?<![\w.>:])" + re.escape(name) + r"\b"
+    return re.compile(
+        variable + r"(?P<chain>" + VIEW_CHAIN + r")\s*(?:"
+        r"\.\s*(?P<method>(?!requires_grad_)[A-Za-z]\w*_)\s*\("
+        r"|(?:<<|>>|[-+*/%&|^])=(?!=)"
+        r"|(?<=\])\s*=(?!=))"
+        r"|\b(?:\w+_out|init\s*::\s*\w+_)\s*\(\s*" + re.escape(name) + r"\b(?!\s*\.\s*clone)"
+    )
+
+
+def check(file) -> Iterator[Diagnostic]:
+    for region, _, name, match in tainted_uses(file, _mutation):
+        origin = region.assigned.get(name, region.guard.type_start)
+        what = f"`.{match.group('method')}(...)`" if match.group("method") else "this in-place update"
+        yield Diagnostic(
+            match.start(), match.end(),
+            f"`{name}` holds an inference tensor (assigned under `c10::InferenceMode` on line "
+            f"{line_of(file.text, region.guard.type_start)}, line {line_of(file.text, origin)}): {what} outside "
+            f"InferenceMode raises `Inplace update to inference tensor outside InferenceMode is not allowed` "
+            f"(torch-semantics §7a); assign `.clone()` of it inside the guard, or do the update inside",
+        )

@@ -1,0 +1,29 @@
+"""GL202, C++ side: `requires_grad_()` / `set_requires_grad(true)` on a variable
+assigned under `c10::InferenceMode`, after the guard's scope (torch-semantics §7a: E_RG)."""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Iterator
+
+from gradlint.cpp.dataflow import VIEW_CHAIN, line_of, tainted_uses
+from gradlint.diagnostics import Diagnostic
+
+
+@functools.lru_cache(maxsize=256)
+def _requires_grad(name: str) -> "re.Pattern[str]":
+    return re.compile(
+        r"(?<![\w.>:])" + re.escape(name) + r"\b" + VIEW_CHAIN +
+        r"\s*\.\s*(?:requires_grad_\s*\(\s*(?:true\s*)?\)|set_requires_grad\s*\(\s*true\s*\))"
+    )
+
+
+def check(file) -> Iterator[Diagnostic]:
+    for region, _, name, match in tainted_uses(file, _requires_grad):
+        yield Diagnostic(
+            match.start(), match.end(),
+            f"`{name}` holds an inference tensor (assigned under `c10::InferenceMode` on line "
+            f"{line_of(file.text, region.guard.type_start)}): making it require grad outside InferenceMode "
+            f"raises `Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.` "
+            f"(torch-semantics §7a); use `{name}.clone()` as the leaf",
+        )

@@ -1,0 +1,50 @@
+"""GL204, C++ side: a `torch::nn` module built inside a `c10::InferenceMode` scope and
+trained after it (an optimizer over its parameters, `backward()` through it)."""
+from __future__ import annotations
+
+import re
+from typing import Iterator, Optional
+
+from gradlint.cpp.dataflow import inference_regions, line_of, module_assignments
+from gradlint.diagnostics import Diagnostic
+
+_BACKWARD = re.compile(r"(?:\.|->)\s*backward\s*\(")
+
+
+def check(file) -> Iterator[Diagnostic]:
+    for region in inference_regions(file):
+        for name, offset in module_assignments(file.code, region).items():
+            training = _training_use(file.code, name, region.scope.close, region.function.close)
+            if training is None:
+                continue
+            yield Diagnostic(
+                offset, offset + len(name),
+                f"`{name}` is built under `c10::InferenceMode` (line {line_of(file.text, region.guard.type_start)}), "
+                f"so its parameters are inference tensors (torch-semantics §1b), and it is trained on line "
+                f"{line_of(file.text, training)}: its weight gets no gradient without any error, or the update "
+                f"raises (torch-semantics §1b, §7a); build the module before the guard",
+            )
+
+
+def _training_use(code: str, name: str, start: int, end: int) -> Optional[int]:
+    parameters = re.compile(r"(?<![\w.>:])" + re.escape(name) + r"\s*(?:->|\.)\s*(?:named_)?parameters\s*\(")
+    forward = re.compile(r"(?<![\w.>:])" + re.escape(name) + r"\s*(?:->\s*forward\s*)?\(")
+    outputs = set()
+    for statement in re.finditer(r"[^;{}]*;", code[start:end]):
+        text = statement.group(0)
+        where = start + statement.start() + (len(text) - len(text.lstrip()))
+        if re.search(r"\boptim\s*::\s*\w+", text) and parameters.search(text):
+            return where
+        if forward.search(text):
+            if _BACKWARD.search(text):
+                return where
+            bound = re.match(r"\s*(?:[\w:<>]+\s+)?(?P<out>[A-Za-z_]\w*)\s*=(?!=)", text)
+            if bound is not None:
+                outputs.add(bound.group("out"))
+        elif outputs and _BACKWARD.search(text) and set(re.findall(r"[A-Za-z_]\w*", text)) & outputs:
+            return where
+        else:
+            bound = re.match(r"\s*(?:[\w:<>]+\s+)?(?P<out>[A-Za-z_]\w*)\s*=(?!=)(?P<value>[^;]*)", text)
+            if bound is not None and set(re.findall(r"[A-Za-z_]\w*", bound.group("value"))) & outputs:
+                outputs.add(bound.group("out"))  # `loss = criterion(out, y)`
+    return None

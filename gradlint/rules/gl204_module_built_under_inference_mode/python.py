@@ -1,0 +1,19 @@
+"""GL204 in Python: read the module-training events of the inference-tensor flow."""
+from gradlint.diagnostics import Diagnostic
+from gradlint.python.flow_report import origin_of, passed_through, snippet
+
+
+def check(file):
+    reported = set()
+    for event in sorted(file.inference_flow.events_of("train_module"), key=lambda e: file.span(e.node)):
+        if id(event.taint.origin) in reported:
+            continue  # one finding per module: its first training use
+        reported.add(id(event.taint.origin))
+        start, end = file.span(event.node)
+        yield Diagnostic(
+            start, end,
+            f"`{snippet(file, event.subject)}` is a module built under inference mode "
+            f"({origin_of(file, event.taint)}){passed_through(file, event)}, so its parameters are inference "
+            f"tensors; training it (`{snippet(file, event.node)}`) silently loses weight gradients or raises "
+            f"(torch-semantics §1b); build it outside the block",
+        )
