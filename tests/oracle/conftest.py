@@ -16,6 +16,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 TORCH_VERSION = "2.13.0"
+SELF_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "selftest")
 _STATUS = {"state": None, "session": None}
 
 
@@ -70,10 +71,10 @@ def _oracle_required_but_missing():
 @pytest.fixture(scope="session")
 def oracle_session(request):
     from fixture_harness import all_fixtures
-    from oracle_session import OracleSession
+    from oracle_session import OracleSession, self_test_cases
 
     with tempfile.TemporaryDirectory(prefix="gradlint-oracle-") as work_dir:
-        session = OracleSession(all_fixtures(), work_dir)
+        session = OracleSession(all_fixtures(), work_dir, extra_cases=self_test_cases(SELF_TESTS))
         session.start()
         _STATUS["session"] = session
         yield session

@@ -12,10 +12,11 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import oracle_cpp
 from fixture_harness import ROOT, Fixture
+from oracle_report import SELF_TEST
 from oracle_core import Claim, RunReport, Verdict, judge, parse_claim, read_exception_report
 
 from gradlint.engine import Linter
@@ -94,17 +95,34 @@ class Outcome:
     after: Optional[RunReport] = None
 
 
+def self_test_cases(folder: str) -> List[Case]:
+    """`<name>.<ext>` with a hand-written wrong fix `<name>.wrong-fix.<ext>` beside it."""
+    cases = []
+    for name in sorted(os.listdir(folder)):
+        stem, extension = os.path.splitext(name)
+        if stem.endswith(".wrong-fix"):
+            continue
+        fixture = Fixture(os.path.join(folder, name), SELF_TEST)
+        wrong_fix = os.path.join(folder, f"{stem}.wrong-fix{extension}")
+        fixed = open(wrong_fix, encoding="utf-8").read() if os.path.exists(wrong_fix) else None
+        cases.append(Case(fixture, parse_claim(fixture.text), fixed))
+    return cases
+
+
 def _sanitized(fixture_id: str) -> str:
     return re.sub(r"[^\w.-]", "_", fixture_id)
 
 
 class OracleSession:
     def __init__(self, fixtures: List[Fixture], work_dir: str, build_dir: Optional[str] = None,
-                 timeout: float = DEFAULT_TIMEOUT, workers: Optional[int] = None) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, workers: Optional[int] = None,
+                 extra_cases: Sequence[Case] = ()) -> None:
         self.work_dir = work_dir
         self.build_dir = build_dir or default_build_dir()
         self.timeout = timeout
         self.cases = {fixture.id: prepare(fixture) for fixture in fixtures}
+        # Cases with a given "fix" (the oracle's self-tests) share the one build.
+        self.cases.update((case.fixture.id, case) for case in extra_cases)
         self.pool = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 2)
         self.futures: Dict[str, Future] = {}
         self.build_result: Optional[oracle_cpp.BuildResult] = None
@@ -141,20 +159,7 @@ class OracleSession:
     # -- running ----------------------------------------------------------------------------
 
     def _subprocess(self, arguments: List[str], cwd: str, report: str) -> RunReport:
-        if os.path.exists(report):
-            os.remove(report)
-        started = time.monotonic()
-        environment = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
-        try:
-            process = subprocess.run(
-                [sys.executable, oracle_cpp.BOOTSTRAP, *arguments], cwd=cwd, env=environment,
-                capture_output=True, text=True, errors="replace", timeout=self.timeout)
-        except subprocess.TimeoutExpired as expired:
-            return RunReport(_text(expired.stdout), _text(expired.stderr), None,
-                             time.monotonic() - started)
-        exception, thread_exceptions = read_exception_report(report)
-        return RunReport(process.stdout, process.stderr, process.returncode,
-                         time.monotonic() - started, exception, thread_exceptions)
+        return run_bootstrap(arguments, cwd, report, self.timeout)
 
     def _case_dir(self, case: Case) -> str:
         path = os.path.join(self.work_dir, _sanitized(case.fixture.id))
@@ -229,6 +234,23 @@ class OracleSession:
         with self._lock:
             self.finished = time.monotonic()
         return outcome
+
+
+def run_bootstrap(arguments: List[str], cwd: str, report: str, timeout: float) -> RunReport:
+    """Run `oracle_bootstrap.py ARGUMENTS` in a subprocess with a time limit."""
+    if os.path.exists(report):
+        os.remove(report)
+    started = time.monotonic()
+    environment = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+    try:
+        process = subprocess.run(
+            [sys.executable, oracle_cpp.BOOTSTRAP, *arguments], cwd=cwd, env=environment,
+            capture_output=True, text=True, errors="replace", timeout=timeout)
+    except subprocess.TimeoutExpired as expired:
+        return RunReport(_text(expired.stdout), _text(expired.stderr), None, time.monotonic() - started)
+    exception, thread_exceptions = read_exception_report(report)
+    return RunReport(process.stdout, process.stderr, process.returncode,
+                     time.monotonic() - started, exception, thread_exceptions)
 
 
 def _text(data) -> str:

@@ -43,3 +43,31 @@ def test_rules_on_by_default_are_proven_or_documented_as_advice(oracle_session):
     assert not unproven, (
         f"rules on by default with no fixture that passes the oracle, and no documentation "
         f"saying they are advice ({ADVICE_PHRASE!r}): {unproven}")
+
+
+def _self_test(oracle_session, name):
+    outcome = next(outcome for case_id, case in oracle_session.cases.items()
+                   if case_id.endswith("selftest/" + name)
+                   for outcome in [oracle_session.outcome(case_id)])
+    return outcome.verdict
+
+
+def test_a_fix_that_changes_gradients_fails_python(oracle_session):
+    verdict = _self_test(oracle_session, "no_grad_dropped.py")
+    assert verdict.fixed_clean is True
+    assert verdict.results_equal is False
+    assert any("grad [6.0, 6.0, 6.0]" in problem and "grad [3.0, 3.0, 3.0]" in problem
+               for problem in verdict.problems)
+
+
+def test_a_legacy_guard_fix_that_compiles_but_changes_gradients_fails_cpp(oracle_session):
+    verdict = _self_test(oracle_session, "legacy_guard_dropped.cpp")
+    assert verdict.fixed_clean is True, verdict.problems
+    assert verdict.results_equal is False
+    assert any("grad 6" in problem and "grad 3" in problem for problem in verdict.problems)
+
+
+def test_a_claimed_exception_that_is_not_raised_fails(oracle_session):
+    verdict = _self_test(oracle_session, "claim_not_shown.py")
+    assert verdict.claim_shown is False
+    assert any("finished without error" in problem for problem in verdict.problems)
