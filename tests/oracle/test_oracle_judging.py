@@ -1,0 +1,207 @@
+"""The oracle's judging, generated extension source and subprocess runner, without torch
+(these run in the default test suite; the runs under torch are `pytest -m oracle`)."""
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+import oracle_cpp
+from fixture_harness import ROOT
+from oracle_core import MESSAGES, RunReport, judge, message_pattern, parse_claim
+from oracle_session import run_bootstrap
+
+SEMANTICS = os.path.join(os.path.dirname(ROOT), "shared", "torch-semantics.md")
+
+
+def report(stdout="", exception=None, returncode=None, threads=()):
+    if returncode is None:
+        returncode = 1 if exception else 0
+    return RunReport(stdout, "", returncode, 0.1, exception, threads)
+
+
+RUNTIME_ERROR_INPLACE = ("RuntimeError", "RuntimeError", MESSAGES["E_INPLACE"])
+
+
+# -- the message table ---------------------------------------------------------------------
+
+@pytest.mark.skipif(not os.path.exists(SEMANTICS), reason="../shared/torch-semantics.md is not here")
+def test_every_message_is_quoted_verbatim_from_torch_semantics():
+    with open(SEMANTICS, encoding="utf-8") as handle:
+        semantics = handle.read()
+    for key, message in MESSAGES.items():
+        assert f"**{key}**" in semantics
+        assert message in semantics, key
+
+
+def test_e_modified_matches_the_cpp_spelling_and_other_shapes():
+    cpp = MESSAGES["E_MODIFIED"].replace("[torch.FloatTensor [3]]", "[CPUFloatType [2, 4]]") \
+                                .replace("output 0 of Mul,", "output 0 of Mul1,")
+    assert message_pattern("E_MODIFIED").search(cpp)
+    assert not message_pattern("E_MODIFIED").search(MESSAGES["E_VIEW"])
+
+
+# -- directives ----------------------------------------------------------------------------
+
+def test_raises_with_a_key_and_with_a_literal():
+    claim = parse_claim("# oracle: raises RuntimeError: E_INPLACE\nx = 1\n")
+    assert (claim.raises_type, claim.raises_message, claim.errors) == ("RuntimeError", "E_INPLACE", [])
+    assert claim.matches_message(MESSAGES["E_INPLACE"] + "\nException raised from ...")
+    assert not claim.matches_message(MESSAGES["E_RG"])
+    literal = parse_claim("// oracle: raises RuntimeError: INTERNAL ASSERT FAILED\n")
+    assert literal.matches_message("enabled INTERNAL ASSERT FAILED at LegacyTypeDispatch.h")
+
+
+@pytest.mark.parametrize("text, error", [
+    ("# oracle: raises E_INPLACE", "needs `<ExceptionType>: <message>`"),
+    ("# oracle: raises RuntimeError: E_NOPE", "unknown message key E_NOPE"),
+    ("// oracle: compile-only", "unknown directive `oracle: compile-only`"),
+    ("# oracle: skip", "must say why"),
+    ("# oracle: before-prints", "needs the line it prints"),
+    ("# oracle: clean\n# oracle: raises TypeError: x", "contradicts"),
+])
+def test_malformed_directives_are_errors(text, error):
+    assert any(error in message for message in parse_claim(text).errors)
+
+
+def test_prints_and_skip():
+    claim = parse_claim("# oracle: before-prints im True\n# oracle: after-prints im False\n"
+                        "print(1)  # not a directive: oracle\n")
+    assert (claim.before_prints, claim.after_prints, claim.shows_failure) == (["im True"], ["im False"], True)
+    assert parse_claim("// oracle: skip needs CUDA\n").skip_reason == "needs CUDA"
+
+
+# -- judging -------------------------------------------------------------------------------
+
+def test_raised_as_claimed_and_fixed_with_equal_results():
+    claim = parse_claim("# oracle: raises RuntimeError: E_INPLACE")
+    verdict = judge(claim, report("loss 1.5\n", RUNTIME_ERROR_INPLACE), report("loss 1.5\nloss 0.5\n"))
+    assert (verdict.claim_shown, verdict.fixed_clean, verdict.results_equal) == (True, True, True)
+    assert verdict.compared_lines == 1 and verdict.problems == []
+
+
+def test_the_exception_type_must_be_exact():
+    claim = parse_claim("# oracle: raises TypeError: E_INPLACE")
+    verdict = judge(claim, report("", RUNTIME_ERROR_INPLACE), None)
+    assert verdict.claim_shown is False
+    assert "raised RuntimeError" in verdict.problems[0]
+
+
+def test_an_exception_in_a_thread_counts_and_is_not_clean():
+    claim = parse_claim("# oracle: raises RuntimeError: E_INPLACE")
+    assert judge(claim, report(threads=(RUNTIME_ERROR_INPLACE,)), None).claim_shown is True
+    clean = judge(parse_claim("# oracle: clean"), report(threads=(RUNTIME_ERROR_INPLACE,)), None)
+    assert "(in a thread)" in clean.problems[0]
+
+
+def test_results_that_differ_before_the_failure_fail():
+    claim = parse_claim("# oracle: raises RuntimeError: E_INPLACE")
+    verdict = judge(claim, report("grad 2.0\n", RUNTIME_ERROR_INPLACE), report("grad 4.0\nmore\n"))
+    assert verdict.results_equal is False
+    assert "grad 4.0" in verdict.problems[-1] and "grad 2.0" in verdict.problems[-1]
+
+
+def test_state_lines_are_not_compared_but_the_rest_is():
+    claim = parse_claim("# oracle: before-prints grad None\n# oracle: after-prints grad 3.0")
+    good = judge(claim, report("step 1\ngrad None\n"), report("step 1\ngrad 3.0\n"))
+    assert (good.claim_shown, good.fixed_clean, good.results_equal, good.problems) == (True, True, True, [])
+    wrong_state = judge(claim, report("step 1\ngrad None\n"), report("step 1\ngrad None\n"))
+    assert wrong_state.fixed_clean is False
+    extra = judge(claim, report("step 1\ngrad None\n"), report("step 1\nstep 2\ngrad 3.0\n"))
+    assert extra.results_equal is False, "a clean original's output is compared in full"
+
+
+def test_a_fixed_program_that_fails_or_times_out_is_not_clean():
+    claim = parse_claim("# oracle: raises RuntimeError: E_INPLACE")
+    before = report("", RUNTIME_ERROR_INPLACE)
+    assert "raised RuntimeError" in judge(claim, before, report("", RUNTIME_ERROR_INPLACE)).problems[0]
+    timed_out = RunReport("", "", None, 120.0)
+    assert "timed out" in judge(claim, before, timed_out).problems[0]
+
+
+def test_after_prints_needs_a_fix():
+    claim = parse_claim("# oracle: before-prints im True\n# oracle: after-prints im False")
+    verdict = judge(claim, report("im True\n"), None)
+    assert verdict.fixed is False
+    assert any("changes nothing" in problem for problem in verdict.problems)
+
+
+def test_a_clean_negative_that_raises_fails():
+    verdict = judge(parse_claim("# oracle: clean"), report("", RUNTIME_ERROR_INPLACE), None)
+    assert verdict.claim_shown is None
+    assert "expected to run without error" in verdict.problems[0]
+
+
+# -- the generated extension ---------------------------------------------------------------
+
+def test_translation_unit_hoists_includes_and_keeps_line_numbers():
+    first = oracle_cpp.Program("a__original", "/f/GL401/a.cpp",
+                               "#include <torch/extension.h>\n#include <thread>\nvoid oracle_run() {}\n", True)
+    second = oracle_cpp.Program("b__original", "/f/GL101/b.cpp", "#include <thread>\nint helper();\n", False)
+    unit = oracle_cpp.translation_unit([first, second])
+    assert unit.count("#include <thread>") == 1
+    assert unit.count("#include <torch/extension.h>") == 1
+    body = unit.split('#line 1 "/f/GL401/a.cpp"\n')[1]
+    assert body.splitlines()[2] == "void oracle_run() {}", "line 3 of the fixture stays line 3"
+    assert unit.count("m.def(") == 1 and "gil_scoped_release" in unit
+    assert "gradlint_oracle_0::oracle_run()" in unit and "gradlint_oracle_1::oracle_run" not in unit
+
+
+def test_oracle_run_and_pybind_module_detection():
+    assert oracle_cpp.has_oracle_run("void oracle_run() {\n}")
+    assert not oracle_cpp.has_oracle_run("void oracle_run_later() {}")
+    assert oracle_cpp.program_problem("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {}")
+
+
+def test_compiler_errors_are_blamed_on_their_program():
+    log = textwrap.dedent("""\
+        /f/GL101/b.cpp: In function 'void gradlint_oracle_1::oracle_run()':
+        /f/GL101/b.cpp:7:3: error: 'undeclared' was not declared in this scope
+        /build/fixed/GL401_a.cpp: In function 'void gradlint_oracle_2::f()':
+        /f/GL401/a.cpp:3:1: warning: unused variable 'x'
+        In file included from /torch/include/ATen/core/Tensor.h:1,
+        /torch/include/c10/util/Optional.h:10:5: error: no matching function
+        /build/fixed/GL401_a.cpp:9:12:   required from here
+        """)
+    blamed = oracle_cpp.blame(log, ["/f/GL101/b.cpp", "/f/GL401/a.cpp", "/build/fixed/GL401_a.cpp"])
+    assert sorted(blamed) == ["/f/GL101/b.cpp", "/f/GL401/a.cpp"]
+    assert "'undeclared'" in blamed["/f/GL101/b.cpp"][0]
+
+
+# -- the subprocess runner (plain Python, no torch needed) -----------------------------------
+
+def _run(tmp_path, source, timeout=30.0):
+    script = tmp_path / "program.py"
+    script.write_text(textwrap.dedent(source))
+    return run_bootstrap(["script", str(tmp_path / "report.json"), str(script)],
+                         str(tmp_path), str(tmp_path / "report.json"), timeout)
+
+
+def test_runner_records_the_exact_exception_and_the_output_before_it(tmp_path):
+    run = _run(tmp_path, """\
+        import json.decoder
+        print("first", flush=False)
+        raise json.decoder.JSONDecodeError("bad", "doc", 0)
+        """)
+    assert run.lines == ["first"]
+    assert run.exception[:2] == ("JSONDecodeError", "json.decoder.JSONDecodeError")
+    assert run.returncode == 1
+
+
+def test_runner_sees_thread_exceptions_and_main_guard(tmp_path):
+    run = _run(tmp_path, """\
+        import threading
+        if __name__ == "__main__":
+            worker = threading.Thread(target=lambda: 1 / 0)
+            worker.start(); worker.join()
+            print("joined")
+        """)
+    assert run.exception is None and run.lines == ["joined"]
+    assert run.thread_exceptions[0][0] == "ZeroDivisionError"
+
+
+def test_runner_time_limit(tmp_path):
+    run = _run(tmp_path, "import time\nprint('started', flush=True)\ntime.sleep(30)\n", timeout=1.0)
+    assert run.returncode is None
+    assert run.describe_failure().startswith("timed out")
