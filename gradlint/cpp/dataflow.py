@@ -164,3 +164,20 @@ def word_at(text: str, name: str) -> Optional[re.Match]:
 
 
 Taint = Tuple[str, int]
+
+
+def line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def tainted_uses(file, pattern_for) -> Iterator[Tuple[Region, Step, str, "re.Match[str]"]]:
+    """Every match of `pattern_for(name)` on a tainted variable after an InferenceMode
+    scope, once per place (several regions may taint the same variable)."""
+    seen: Set[int] = set()
+    for region in inference_regions(file):
+        for step in steps_after(file.code, region):
+            for name in step.tainted:
+                for match in pattern_for(name).finditer(file.code, step.start, step.end):
+                    if match.start() not in seen:
+                        seen.add(match.start())
+                        yield region, step, name, match

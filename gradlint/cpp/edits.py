@@ -3,13 +3,14 @@ unused variable name."""
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence, Tuple
 
 from gradlint.diagnostics import Edit
 
 # Headers that bring in every guard type.
 UMBRELLA_HEADERS = frozenset({"torch/torch.h", "torch/extension.h", "torch/script.h", "ATen/ATen.h",
-                              "torch/all.h"})
+                              "torch/all.h", "LibTorch/LibTorch.h", "LibTorch-Lite/LibTorch-Lite.h"})
+_TORCH_HEADER = re.compile(r"(?:torch|ATen|c10|caffe2|LibTorch[\w-]*)/")
 GUARD_HEADERS = {
     "at::AutoDispatchBelowADInplaceOrView": ("ATen/core/LegacyTypeDispatch.h",),
     "c10::InferenceMode": ("c10/core/InferenceMode.h", "torch/csrc/autograd/InferenceMode.h"),
@@ -29,18 +30,22 @@ def delete_statement(text: str, start: int, end: int) -> Edit:
     return Edit(start, end, "")
 
 
-def include_edit(text: str, includes: Iterable[str], last_include_end: Optional[int],
-                 guard_type: str) -> Optional[Edit]:
-    """The `#include` a replacement guard needs, unless an umbrella or its own header is there."""
+def include_edit(text: str, includes: Iterable[str], last_include_end: Optional[int], guard_type: str,
+                 include_ends: Sequence[Tuple[str, int]] = ()) -> Optional[Edit]:
+    """The `#include` a replacement guard needs, unless an umbrella or its own header is
+    there; it goes after the last torch include of `include_ends` (path, end of line), else
+    after the last include."""
     present = set(includes)
     own = GUARD_HEADERS[guard_type]
     if present & UMBRELLA_HEADERS or present & set(own):
         return None
     line = f"#include <{own[0]}>"
     newline = "\r\n" if "\r\n" in text else "\n"
-    if last_include_end is None:
+    torch_includes = [end for path, end in include_ends if _TORCH_HEADER.match(path)]
+    end = torch_includes[-1] if torch_includes else last_include_end
+    if end is None:
         return Edit(0, 0, line + newline)
-    return Edit(last_include_end, last_include_end, newline + line)
+    return Edit(end, end, newline + line)
 
 
 def unused_name(code: str, start: int, end: int, base: str = "guard") -> str:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from gradlint.cpp import recognisers
+from gradlint.cpp.edits import include_edit
 from gradlint.cpp.lexer import Lexed, lex
 from gradlint.cpp.scopes import Scope, ScopeTree, build
 from gradlint.diagnostics import LineIndex
@@ -14,7 +15,7 @@ from gradlint.frontend import Language
 from gradlint.source import DecodedSource, decode_cpp
 from gradlint.suppression import LineSuppressions, cpp_suppressions
 
-_INCLUDE = re.compile(r'#\s*include\s*[<"](?P<path>[^>"]+)[>"]')
+_INCLUDE = re.compile(r'#\s*(?:include|import)\s*[<"](?P<path>[^>"]+)[>"]')
 
 
 class CppFile:
@@ -50,16 +51,24 @@ class CppFile:
         return recognisers.recognise(self.code, self.tree, self.aliases)
 
     @cached_property
-    def includes(self) -> List[str]:
-        return [match.group("path") for directive in self.lexed.directives
-                if directive.name == "include"
+    def include_ends(self) -> List[Tuple[str, int]]:
+        """(path, end of the directive) of each `#include` (and Objective-C `#import`)."""
+        return [(match.group("path"), directive.end) for directive in self.lexed.directives
+                if directive.name in ("include", "import")
                 for match in [_INCLUDE.match(directive.text)] if match]
 
-    @cached_property
+    @property
+    def includes(self) -> List[str]:
+        return [path for path, _ in self.include_ends]
+
+    @property
     def last_include_end(self) -> Optional[int]:
-        """The end of the last top-level `#include` line (where a new include goes)."""
-        ends = [directive.end for directive in self.lexed.directives if directive.name == "include"]
-        return ends[-1] if ends else None
+        """The end of the last `#include` line (where a new include goes by default)."""
+        return self.include_ends[-1][1] if self.include_ends else None
+
+    def include_for(self, guard_type: str):
+        """The edit adding the header `guard_type` needs, or None when it is there."""
+        return include_edit(self.text, self.includes, self.last_include_end, guard_type, self.include_ends)
 
     def function_at(self, offset: int) -> Optional[Scope]:
         return self.tree.scope_at(offset).enclosing_function()

@@ -1,7 +1,7 @@
 import re
 
 from gradlint.cpp.dataflow import assigned_outside
-from gradlint.cpp.edits import delete_statement, include_edit
+from gradlint.cpp.edits import delete_statement
 from gradlint.cpp.recognisers import has_in_place
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity
 from gradlint.rule import Rule
@@ -135,7 +135,7 @@ def _replacement(file, decl, guard_type: str, safety: Safety, neighbours, title:
     edits = [Edit(decl.statement_start, decl.statement_end, f"{guard_type} {decl.name};")]
     for other in neighbours:
         edits.append(delete_statement(file.text, other.statement_start, other.statement_end))
-    include = include_edit(file.text, file.includes, file.last_include_end, guard_type)
+    include = file.include_for(guard_type)
     if include is not None:
         edits.append(include)
     return Fix(tuple(sorted(edits, key=lambda edit: edit.start)), safety,

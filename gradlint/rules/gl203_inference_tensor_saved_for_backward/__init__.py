@@ -1,60 +1,54 @@
-from gradlint.diagnostics import Safety
+from gradlint.diagnostics import Severity
 from gradlint.rule import Rule
 
 
 class InferenceTensorSavedForBackward(Rule):
     """
     ## What it does
-    Finds an inference tensor (made while inference mode was on) that autograd would
-    have to save for backward.
+    Finds a tensor made while inference mode is on that reaches an op which saves it for
+    backward after inference mode has ended.
 
-    In Python: such a value passed to `ctx.save_for_backward(...)`, or used in code that
-    trains (it calls `.backward()` or an optimizer's `.step()`) as an operand of an op
-    that saves its inputs next to a tensor that requires grad: `a * b`, `a @ b`,
-    `torch.mul`, `torch.matmul`, `torch.mm`, `torch.bmm`, `torch.einsum`, or a module call
-    (`model(x)`, `self.net(x)`). The value is followed like GL201 follows it, including
-    through `.detach()` (a detached inference tensor is still one) and into same-module
-    functions that do this to a parameter.
+    In C++: a variable assigned inside a scope that holds an enabled `c10::InferenceMode`
+    guard and, after the scope closes in the same function, passed to
+    `ctx->save_for_backward(...)`, multiplied (`*`, `matmul`, `mm`, `bmm`, `mul`, ...) with
+    a variable known to require grad, or fed to a `torch::nn` module's `forward` while no
+    grad-disabling guard is alive. Views carry the taint; `.clone()` and rebinding clear it.
 
     ## Why is this bad?
-    Measured with torch 2.13.0 (torch-semantics §1, §4): the op raises
-    `RuntimeError: Inference tensors cannot be saved for backward.` at forward time, when
-    it saves the inference tensor, not at `.backward()`. A classic case is reinforcement
-    learning code that collects rollouts under `inference_mode` and feeds them to the
-    policy during training. Ops that save nothing (`w + t`) are fine and not reported.
+    Measured with torch 2.13.0 (torch-semantics §7a, §8): `(w * t)` with `w` requiring grad
+    raises `c10::Error: Inference tensors cannot be saved for backward. ...` at the forward
+    op, not at `backward()`; saving an inference tensor in a custom `Function<T>` raises at
+    `apply`. Ops that save nothing (`w + t`) are fine, so they are not reported.
 
     ## Example
-    ```python
-    with torch.inference_mode():
-        observations = [env_step(policy) for _ in range(8)]
-    for obs in observations:
-        loss = -policy(obs).log_softmax(-1).mean()
-        loss.backward()
+    ```cpp
+    torch::Tensor features;
+    {
+      c10::InferenceMode guard;
+      features = backbone->forward(images);
+    }
+    auto logits = head->forward(features);
     ```
 
     ## Use instead
-    ```python
-    with torch.no_grad():
-        observations = [env_step(policy) for _ in range(8)]
+    ```cpp
+    auto logits = head->forward(features.clone());
     ```
-    or `.clone()` the values before training on them.
 
     ## Fix safety
-    The fix clones the value where it leaves inference mode, as GL201 does: safe when
-    the value is bound unconditionally in the block and no other name holds it,
-    otherwise unsafe.
+    No automatic fix.
 
     ## References
-    - torch-semantics §1, §1b, §4
+    - torch-semantics §7a, §8
     """
 
     code = "GL203"
     name = "inference-tensor-saved-for-backward"
-    summary = "Tensor made under `inference_mode` used where autograd must save it"
-    fix_safety = Safety.SAFE
-    prefilter = {"python": r"inference_mode|_InferenceMode"}
+    summary = "Tensor made under inference mode saved for backward outside it"
+    severity = Severity.ERROR
+    prefilter = {"cpp": r"InferenceMode"}
 
-    def check_python(self, file):
-        from gradlint.rules.gl203_inference_tensor_saved_for_backward.python import check
+    def check_cpp(self, file):
+        from gradlint.rules.gl203_inference_tensor_saved_for_backward.cpp import check
 
         return check(file)

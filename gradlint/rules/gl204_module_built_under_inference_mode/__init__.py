@@ -1,57 +1,62 @@
+from gradlint.diagnostics import Severity
 from gradlint.rule import Rule
 
 
 class ModuleBuiltUnderInferenceMode(Rule):
     """
     ## What it does
-    Finds an `nn.Module` created while inference mode is on and trained afterwards.
+    Finds a module whose parameters are created while inference mode is on and that is
+    trained afterwards.
 
-    In Python: a `torch.nn` module class, or a class of the same module that subclasses
-    `nn.Module`, constructed inside `with torch.inference_mode():` (or a function
-    decorated with it), and later, outside the region, put in training mode
-    (`.train()`), asked for its parameters (`.parameters()`, `.named_parameters()`, as
-    when building an optimizer), or called in code that runs `.backward()`. The module
-    is followed through names, `self.` attributes and same-module calls.
+    In C++: a variable assigned a `torch::nn` module (`torch::nn::Linear(...)`,
+    `std::make_shared<Net>()` for a variable declared as a module) inside a scope that
+    holds an enabled `c10::InferenceMode` guard, then trained after the scope closes in the
+    same function: an optimizer built over its `parameters()`, or `backward()` through its
+    output. The finding points at the construction, which is what has to move.
 
     ## Why is this bad?
-    Its parameters are inference tensors (torch-semantics §1b). Measured with torch
-    2.13.0: calling it on an input that does not require grad and running backward
-    raises nothing, but `weight.grad` stays `None` while `bias.grad` is filled: the
-    weight silently stops learning. With an input that requires grad, or a second
-    layer, the forward raises `Inference tensors cannot be saved for backward`; an
-    optimizer step raises `Inplace update to inference tensor outside InferenceMode is
-    not allowed`.
+    Parameters made under inference mode are inference tensors that still require grad
+    (torch-semantics §1b). Training such a module fails in two ways, measured with torch
+    2.13.0: with an input that does not require grad, `backward()` runs without any error
+    but the weight gets no gradient (§1b); an optimizer step that updates the parameters in
+    place raises `Inplace update to inference tensor outside InferenceMode is not allowed`
+    (§1b, §7a).
 
     ## Example
-    ```python
-    with torch.inference_mode():
-        head = nn.Linear(512, 10)
-        warmup_logits = head(features)
-    optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+    ```cpp
+    torch::nn::Linear head{nullptr};
+    {
+      c10::InferenceMode guard;
+      head = torch::nn::Linear(512, 10);
+      warm_up(head);
+    }
+    torch::optim::SGD optimizer(head->parameters(), 0.1);
     ```
 
     ## Use instead
-    ```python
-    head = nn.Linear(512, 10)
-    with torch.inference_mode():
-        warmup_logits = head(features)
-    optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+    ```cpp
+    torch::nn::Linear head(512, 10);
+    {
+      c10::InferenceMode guard;
+      warm_up(head);
+    }
+    torch::optim::SGD optimizer(head->parameters(), 0.1);
     ```
 
     ## Fix safety
-    No fix: moving the construction out of the block changes which code runs under
-    inference mode, which only the author can judge.
+    No automatic fix: the construction has to move out of the guard's scope.
 
     ## References
-    - torch-semantics §1b (modules and state dicts)
+    - torch-semantics §1b (modules and state dicts), §7a
     """
 
     code = "GL204"
     name = "module-built-under-inference-mode"
-    summary = "`nn.Module` built under `inference_mode` and then trained"
-    prefilter = {"python": r"inference_mode|_InferenceMode"}
+    summary = "Module built under inference mode, then trained"
+    severity = Severity.ERROR
+    prefilter = {"cpp": r"InferenceMode"}
 
-    def check_python(self, file):
-        from gradlint.rules.gl204_module_built_under_inference_mode.python import check
+    def check_cpp(self, file):
+        from gradlint.rules.gl204_module_built_under_inference_mode.cpp import check
 
         return check(file)

@@ -1,0 +1,79 @@
+"""GL401 in Python: a guard made and dropped (`torch.no_grad()` as a statement), or bound
+to a name that is never entered (torch-semantics §2)."""
+import libcst as cst
+
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
+from gradlint.python.edits import wrap_statements
+from gradlint.python.guards import classify_guard
+
+SCOPED_GUARDS = frozenset({"inference_mode", "no_grad", "enable_grad"})
+
+
+def _made_guard(file, node):
+    if not isinstance(node, cst.Call):
+        return None
+    guard = classify_guard(file, node)
+    if guard is None or guard.kind not in SCOPED_GUARDS:
+        return None
+    if file.qualified_name(node.func) == "torch._C._InferenceMode":
+        return None
+    return guard
+
+
+def check(file):
+    for statement in file.nodes(cst.Expr):
+        guard = _made_guard(file, statement.value)
+        if guard is None:
+            continue
+        written = file.code_for(statement.value)
+        start, end = file.span(statement.value)
+        yield Diagnostic(
+            start, end,
+            f"`{written}` as a statement makes a context manager and drops it: no mode changes "
+            f"(torch-semantics §2); use `with {written}:` around the code it should cover",
+            _wrap_rest_of_block(file, statement, written),
+        )
+    for assign in file.nodes(cst.Assign):
+        guard = _made_guard(file, assign.value)
+        if guard is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            continue
+        name = assign.targets[0].target.value
+        function = file.guards.function_of(assign)
+        if function is None or _is_read(function, name, assign.targets[0].target):
+            continue
+        start, end = file.span(assign)
+        yield Diagnostic(
+            start, end,
+            f"`{name} = {file.code_for(assign.value)}` makes a guard that is never entered: no mode changes "
+            f"(torch-semantics §2); write `with {file.code_for(assign.value)}:` around the code it should cover",
+        )
+
+
+def _is_read(function, name, target) -> bool:
+    stack = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and node.value == name and node is not target:
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _wrap_rest_of_block(file, expression_statement, written):
+    """Display: the rest of the block indented under `with <guard>:`, the statement gone."""
+    line = file.parent(expression_statement)
+    block = file.parent(line)
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 or block is None:
+        return None
+    statements = list(getattr(block, "body", ()))
+    if line not in statements:
+        return None
+    rest = statements[statements.index(line) + 1:]
+    if not rest:
+        return None
+    edit = wrap_statements(file, rest, f"with {written}")
+    if edit is None:
+        return None
+    start = file.span(line)[0]
+    return Fix((Edit(start, edit.end, edit.replacement),), Safety.DISPLAY_ONLY,
+               f"Run the rest of the block under `with {written}:`")
