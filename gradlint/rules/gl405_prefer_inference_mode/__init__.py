@@ -94,4 +94,4 @@ class PreferInferenceMode(Rule):
     prefilter = {"cpp": r"NoGradGuard|AutoGradMode"}
 
     def check_cpp(self, file):
-        return cpp.find_prefer_inference_mode(file.code)
+        return cpp.find_prefer_inference_mode(file)
