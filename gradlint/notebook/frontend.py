@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 from gradlint.diagnostics import LineIndex, Position
+from gradlint.frontend import FrontEndSyntaxError
 from gradlint.notebook.document import Notebook, NotebookError, read_notebook
-from gradlint.notebook.magics import RESERVED, neutralize, restore
+from gradlint.notebook.magics import BODY_MARK, RESERVED, body_shift, neutralize, restore
 from gradlint.python.frontend import PythonLanguage
 from gradlint.source import DecodedSource, SourceError
 
@@ -24,6 +25,9 @@ _BOM = codecs.BOM_UTF8
 # `#<U+E000> cell 7 (3/5)`: notebook cell 7 (1-based, markdown cells counted), the
 # 3rd of 5 code cells.
 _MARKER = re.compile(r"^#\ue000 cell (\d+) \((\d+)/(\d+)\)\n", re.MULTILINE)
+
+# libcst names the line and column of the whole program, which mean nothing to a user.
+_PARSER_POSITION = re.compile(r"\berror at (\d+):(\d+): ")
 
 CellPosition = Callable[[int], Tuple[int, Position]]
 
@@ -74,18 +78,24 @@ def cell_positions(text: str, lines: LineIndex) -> Optional[CellPosition]:
     body_starts = [marker.end() for marker in markers]
     first_lines = [lines.position(start).line for start in body_starts]
     cells = [int(marker.group(1)) - 1 for marker in markers]
+    has_magic_bodies = BODY_MARK in text
 
     def locate(offset: int) -> Tuple[int, Position]:
         number = bisect.bisect_right(body_starts, offset) - 1
         if number < 0:  # on the first marker line
             return cells[0], Position(1, 1)
-        if number + 1 < len(markers) and offset >= markers[number + 1].start():
-            # On the next marker line: the end of this cell.
-            offset = markers[number + 1].start() - 1
-            if offset < body_starts[number]:
-                return cells[number], Position(1, 1)
+        cell_end = markers[number + 1].start() if number + 1 < len(markers) else len(text)
+        if offset >= cell_end > body_starts[number] and text[cell_end - 1] in "\r\n":
+            offset = cell_end - 1  # past the cell's last line: the end of that line
+        elif offset >= cell_end:
+            return cells[number], Position(1, 1)  # an empty cell
         position = lines.position(offset)
-        return cells[number], Position(position.line - first_lines[number] + 1, position.column)
+        column = position.column
+        if has_magic_bodies:  # `%time <body>`: the body stands where the magic began
+            indent, prefix = body_shift(lines.line_text(position.line))
+            if column > indent:
+                column += prefix
+        return cells[number], Position(position.line - first_lines[number] + 1, column)
 
     return locate
 
@@ -108,6 +118,19 @@ class NotebookSource(DecodedSource):
             sources[index] = source
         data = self.notebook.with_sources(sources).encode("utf-8")
         return _BOM + data if self.bom else data
+
+
+def _without_position(message: str) -> str:
+    return _PARSER_POSITION.sub("", message)
+
+
+def _error_offset(text: str, error: FrontEndSyntaxError) -> int:
+    """The parser's own "error at line:column" when it gives one (more exact than the
+    position it attaches to the exception)."""
+    stated = _PARSER_POSITION.search(error.message)
+    if stated is None:
+        return error.offset
+    return LineIndex(text).offset(int(stated.group(1)), int(stated.group(2)) + 1)
 
 
 def _is_python(kernel_language: Optional[str]) -> bool:
@@ -139,6 +162,27 @@ class NotebookLanguage(PythonLanguage):
                                   "for its own markers")
         notes = () if notebook.cells else ("the notebook has no cells: nothing to check",)
         return NotebookSource(program(notebook), "utf-8", bom, raw, notebook, notes)
+
+    def parse(self, path: str, text: str):
+        try:
+            return super().parse(path, text)
+        except FrontEndSyntaxError as error:
+            raise self._cell_syntax_error(path, text, error) from None
+
+    def _cell_syntax_error(self, path: str, text: str, error: FrontEndSyntaxError) -> FrontEndSyntaxError:
+        """IPython compiles each cell on its own, so the error to report is the first
+        cell that does not parse alone (an unclosed bracket is then blamed on its own
+        cell, not on the next one). The position goes in the finding, not the message."""
+        markers = list(_MARKER.finditer(text))
+        for number, marker in enumerate(markers):
+            end = markers[number + 1].start() if number + 1 < len(markers) else len(text)
+            body = text[marker.end():end]
+            try:
+                super().parse(path, body)
+            except FrontEndSyntaxError as cell_error:
+                return FrontEndSyntaxError(_without_position(cell_error.message),
+                                           marker.end() + _error_offset(body, cell_error))
+        return FrontEndSyntaxError(_without_position(error.message), _error_offset(text, error))
 
     def validate(self, text: str) -> Optional[str]:
         try:
