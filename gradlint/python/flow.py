@@ -228,7 +228,7 @@ class _Scope:
         self.summary = Summary()
         self.in_inference = False
         self.region: Optional[GuardRegion] = None  # the outermost inference region open
-        self.trains = _trains(function if function is not None else flow.file.module, self.file)
+        self.trains = trains(function if function is not None else flow.file.module, self.file)
 
     # -- statements ---------------------------------------------------------------------
 
@@ -788,7 +788,7 @@ def _is_literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString))
 
 
-def _trains(scope: cst.CSTNode, file) -> bool:
+def trains(scope: cst.CSTNode, file) -> bool:
     """Whether a function (or the module) runs backward or an optimizer step."""
     stack = [scope.body] if isinstance(scope, cst.FunctionDef) else [scope]
     while stack:

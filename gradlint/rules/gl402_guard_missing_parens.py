@@ -5,6 +5,9 @@ from gradlint.python.guards import canonical_guard
 from gradlint.rule import Rule
 
 _TYPE_ERROR = "TypeError: 'type' object does not support the context manager protocol"
+_FUNCTION_ERROR = "TypeError: 'function' object does not support the context manager protocol"
+# Calls whose result is not a `bool`, so `inference_mode(...)` takes them for the function to decorate.
+_NON_BOOL_CALLS = frozenset({"torch.tensor", "torch.as_tensor", "numpy.bool_", "numpy.array"})
 
 
 class GuardMissingParens(Rule):
@@ -48,13 +51,21 @@ class GuardMissingParens(Rule):
     name = "guard-missing-parens"
     summary = "Grad-mode guard class used in `with` without calling it"
     fix_safety = Safety.SAFE
-    # A guard word not followed by `(`: the bare use itself, or the alias import that
-    # brings a bare use under another name.
-    prefilter = r"\b(?:no_grad|enable_grad|inference_mode|set_grad_enabled)\b(?!\s*\()"
+    # A guard word not followed by `(` (the bare use itself, or the alias import that
+    # brings any use under another name), or a call with an argument that is not a mode.
+    prefilter = (r"\b(?:no_grad|enable_grad|inference_mode|set_grad_enabled)\b(?!\s*\()"
+                 r"|\bno_grad\s*\(\s*[^\s)]"
+                 r"|\binference_mode\s*\(\s*(?!True\b|False\b|mode\b|\)|[A-Za-z_][\w.]*\s*[,)])"
+                 r"|\bset_grad_enabled\s*\(\s*(?:\)|\d)")
 
     def check_python(self, file):
         for statement in file.nodes(cst.With):
             for item in statement.items:
+                if isinstance(item.item, cst.Call):
+                    diagnostic = _non_bool_argument(file, item.item)
+                    if diagnostic is not None:
+                        yield diagnostic
+                    continue
                 guard = canonical_guard(file.qualified_name(item.item))
                 if guard is None:
                     continue
@@ -72,3 +83,70 @@ class GuardMissingParens(Rule):
                     + (" with a mode argument" if guard == "set_grad_enabled" else ""),
                     fix,
                 )
+
+
+def _positional(call: cst.Call):
+    return [arg for arg in call.args if arg.keyword is None and arg.star == ""]
+
+
+def _is_non_bool_literal(file, node: cst.BaseExpression) -> bool:
+    """A value that is surely not a `bool`: a number, a string, `None`, `torch.tensor(...)`."""
+    if isinstance(node, cst.UnaryOperation):
+        return _is_non_bool_literal(file, node.expression)
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                         cst.FormattedString)):
+        return True
+    if isinstance(node, cst.Name) and node.value == "None":
+        return True
+    return isinstance(node, cst.Call) and file.qualified_name(node.func) in _NON_BOOL_CALLS
+
+
+def _non_bool_argument(file, call: cst.Call):
+    """`inference_mode(0)`, `no_grad(False)`, `set_grad_enabled()`, `set_grad_enabled(0)` in a
+    `with` item (torch-semantics §2)."""
+    guard = canonical_guard(file.qualified_name(call.func))
+    if guard is None or guard not in ("inference_mode", "no_grad", "set_grad_enabled"):
+        return None
+    if file.qualified_name(call.func) == "torch._C._InferenceMode":
+        return None
+    positional = _positional(call)
+    written = file.code_for(call.func)
+    start, end = file.span(call)
+    if guard == "set_grad_enabled":
+        if not call.args:
+            return Diagnostic(start, end, (
+                f"`{written}()` needs the mode: this `with` raises TypeError: set_grad_enabled.__init__() "
+                f"missing 1 required positional argument: 'mode' (torch-semantics §2)"),
+                Fix((Edit(end - 1, end - 1, "False"),), Safety.DISPLAY_ONLY, "Pass the mode: `False` or `True`"))
+        if positional and isinstance(positional[0].value, cst.Integer):
+            return Diagnostic(start, end, (
+                f"`{file.code_for(call)}` passes an int: this `with` raises TypeError: set_grad_enabled(): "
+                f"argument 'enabled' (position 1) must be bool, not int (torch-semantics §2)"),
+                _bool_fix(file, positional[0].value, Safety.SAFE))
+        return None
+    if guard == "no_grad":
+        if not call.args:
+            return None
+        argument = call.args[0].value
+        return Diagnostic(start, end, (
+            f"`{file.code_for(call)}` decorates its argument instead of making a context manager: "
+            f"this `with` raises {_FUNCTION_ERROR} (torch-semantics §2); write `{written}()`"),
+            Fix((Edit(file.span(call.args[0])[0], file.span(call.args[-1])[1], ""),), Safety.DISPLAY_ONLY,
+                f"Drop the argument: `{written}()` (or use `torch.set_grad_enabled(...)` to pass a mode)")
+            if argument is not None else None)
+    if not positional or not _is_non_bool_literal(file, positional[0].value):
+        return None
+    argument = positional[0].value
+    return Diagnostic(start, end, (
+        f"`{file.code_for(call)}`: a mode that is not a `bool` is taken for a function to decorate, so this "
+        f"`with` raises {_FUNCTION_ERROR} (torch-semantics §2); pass `True` or `False`"),
+        _bool_fix(file, argument, Safety.SAFE) or Fix(
+            (Edit(*file.span(argument), "False"),), Safety.DISPLAY_ONLY, "Pass a bool: `False` or `True`"))
+
+
+def _bool_fix(file, argument: cst.BaseExpression, safety: Safety):
+    """`0` -> `False`, `1` -> `True`; None for other values (the intended mode is a guess)."""
+    if isinstance(argument, cst.Integer) and argument.value in ("0", "1"):
+        value = "True" if argument.value == "1" else "False"
+        return Fix((Edit(*file.span(argument), value),), safety, f"Write the mode as a bool: `{value}`")
+    return None

@@ -1,4 +1,4 @@
-from gradlint.diagnostics import Severity
+from gradlint.diagnostics import Safety, Severity
 from gradlint.rule import Rule
 
 
@@ -13,10 +13,21 @@ class InferenceTensorRequiresGrad(Rule):
     in the same function. Views of it (`v.view(...)`, `v[0]`, `v.select(...)`) carry the
     taint; `.clone()` and rebinding clear it.
 
+    In Python: `x.requires_grad_()`, `x.requires_grad = True`, `nn.Parameter(x)` and
+    `module.load_state_dict(state, assign=True)` where `x` or `state` was made inside
+    `with torch.inference_mode():` or returned by a same-module function decorated with
+    `@torch.inference_mode()`; the value is followed as GL201 follows it (aliases, views,
+    containers, attributes, same-module calls).
+
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §7a): both calls raise `c10::Error:
     Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.`
     (`requires_grad_(false)` is fine).
+
+    In Python the same measurement (torch-semantics §1, §1b): `RuntimeError: Setting
+    requires_grad=True on inference tensor outside InferenceMode is not allowed.`
+    (`load_state_dict(..., assign=True)` wraps it in `Error(s) in loading state_dict`).
+    Typical: weights loaded or computed under inference mode, then made trainable.
 
     ## Example
     ```cpp
@@ -26,6 +37,12 @@ class InferenceTensorRequiresGrad(Rule):
       init = encoder->forward(batch);
     }
     init.requires_grad_();
+    ```
+
+    ```python
+    with torch.inference_mode():
+        init = torch.randn(16, 8) * 0.02
+    weight = torch.nn.Parameter(init)
     ```
 
     ## Use instead
@@ -38,20 +55,38 @@ class InferenceTensorRequiresGrad(Rule):
     init = init.clone().requires_grad_();
     ```
 
+    ```python
+    with torch.inference_mode():
+        init = torch.randn(16, 8) * 0.02
+    init = init.clone()
+    weight = torch.nn.Parameter(init)
+    ```
+
     ## Fix safety
     No automatic fix: whether a copy is acceptable depends on the code around it.
 
+    In Python the fix clones the value where it leaves inference mode, as GL201 does:
+    safe when the value is bound unconditionally in the block and no other name holds it,
+    otherwise unsafe.
+
     ## References
     - torch-semantics §7a (C++ inference tensors used outside)
+    - torch-semantics §1, §1b (Python)
     """
 
     code = "GL202"
     name = "inference-tensor-requires-grad"
     summary = "Tensor made under inference mode set to require grad outside it"
     severity = Severity.ERROR
-    prefilter = {"cpp": r"InferenceMode"}
+    fix_safety = Safety.SAFE
+    prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
 
     def check_cpp(self, file):
         from gradlint.rules.gl202_inference_tensor_requires_grad.cpp import check
+
+        return check(file)
+
+    def check_python(self, file):
+        from gradlint.rules.gl202_inference_tensor_requires_grad.python import check
 
         return check(file)

@@ -1,4 +1,4 @@
-from gradlint.diagnostics import Severity
+from gradlint.diagnostics import Safety, Severity
 from gradlint.rule import Rule
 
 
@@ -14,11 +14,23 @@ class InferenceTensorSavedForBackward(Rule):
     a variable known to require grad, or fed to a `torch::nn` module's `forward` while no
     grad-disabling guard is alive. Views carry the taint; `.clone()` and rebinding clear it.
 
+    In Python: such a value passed to `ctx.save_for_backward(...)`, or used in code that
+    trains (it calls `.backward()` or an optimizer's `.step()`) as an operand of an op that
+    saves its inputs next to a tensor that requires grad: `a * b`, `a @ b`, `torch.mul`,
+    `torch.matmul`, `torch.mm`, `torch.bmm`, `torch.einsum`, or a module call (`model(x)`,
+    `self.net(x)`). The value is followed as GL201 follows it, also through `.detach()` (a
+    detached inference tensor is still one) and into same-module functions that do this to
+    a parameter.
+
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §7a, §8): `(w * t)` with `w` requiring grad
     raises `c10::Error: Inference tensors cannot be saved for backward. ...` at the forward
     op, not at `backward()`; saving an inference tensor in a custom `Function<T>` raises at
     `apply`. Ops that save nothing (`w + t`) are fine, so they are not reported.
+
+    In Python the same (torch-semantics §1, §4): `RuntimeError: Inference tensors cannot be
+    saved for backward.` at the forward op. A classic case is reinforcement learning code
+    that collects rollouts under `inference_mode` and feeds them to the policy in training.
 
     ## Example
     ```cpp
@@ -30,25 +42,50 @@ class InferenceTensorSavedForBackward(Rule):
     auto logits = head->forward(features);
     ```
 
+    ```python
+    with torch.inference_mode():
+        observations = [env_step(policy) for _ in range(8)]
+    for obs in observations:
+        loss = -policy(obs).log_softmax(-1).mean()
+        loss.backward()
+    ```
+
     ## Use instead
     ```cpp
     auto logits = head->forward(features.clone());
     ```
 
+    ```python
+    with torch.no_grad():
+        observations = [env_step(policy) for _ in range(8)]
+    ```
+    or `.clone()` the values before training on them.
+
     ## Fix safety
     No automatic fix.
 
+    In Python the fix clones the value where it leaves inference mode, as GL201 does:
+    safe when the value is bound unconditionally in the block and no other name holds it,
+    otherwise unsafe.
+
     ## References
     - torch-semantics §7a, §8
+    - torch-semantics §1, §4 (Python)
     """
 
     code = "GL203"
     name = "inference-tensor-saved-for-backward"
     summary = "Tensor made under inference mode saved for backward outside it"
     severity = Severity.ERROR
-    prefilter = {"cpp": r"InferenceMode"}
+    fix_safety = Safety.SAFE
+    prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
 
     def check_cpp(self, file):
         from gradlint.rules.gl203_inference_tensor_saved_for_backward.cpp import check
+
+        return check(file)
+
+    def check_python(self, file):
+        from gradlint.rules.gl203_inference_tensor_saved_for_backward.python import check
 
         return check(file)

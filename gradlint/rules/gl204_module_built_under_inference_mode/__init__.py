@@ -14,6 +14,13 @@ class ModuleBuiltUnderInferenceMode(Rule):
     same function: an optimizer built over its `parameters()`, or `backward()` through its
     output. The finding points at the construction, which is what has to move.
 
+    In Python: a `torch.nn` module class, or a class of the same file that subclasses
+    `nn.Module`, constructed inside `with torch.inference_mode():` (or a function decorated
+    with it) and later, outside the region, put in training mode (`.train()`), asked for its
+    parameters (`.parameters()`, `.named_parameters()`, as when building an optimizer), or
+    called in code that runs `.backward()`. The module is followed through names, `self.`
+    attributes and same-module calls; the finding points at its first training use.
+
     ## Why is this bad?
     Parameters made under inference mode are inference tensors that still require grad
     (torch-semantics §1b). Training such a module fails in two ways, measured with torch
@@ -21,6 +28,9 @@ class ModuleBuiltUnderInferenceMode(Rule):
     but the weight gets no gradient (§1b); an optimizer step that updates the parameters in
     place raises `Inplace update to inference tensor outside InferenceMode is not allowed`
     (§1b, §7a).
+
+    In Python the same measurements apply (§1b); with a second layer, or an input that
+    requires grad, the forward raises `Inference tensors cannot be saved for backward`.
 
     ## Example
     ```cpp
@@ -33,6 +43,13 @@ class ModuleBuiltUnderInferenceMode(Rule):
     torch::optim::SGD optimizer(head->parameters(), 0.1);
     ```
 
+    ```python
+    with torch.inference_mode():
+        head = nn.Linear(512, 10)
+        warmup_logits = head(features)
+    optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+    ```
+
     ## Use instead
     ```cpp
     torch::nn::Linear head(512, 10);
@@ -43,8 +60,17 @@ class ModuleBuiltUnderInferenceMode(Rule):
     torch::optim::SGD optimizer(head->parameters(), 0.1);
     ```
 
+    ```python
+    head = nn.Linear(512, 10)
+    with torch.inference_mode():
+        warmup_logits = head(features)
+    optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+    ```
+
     ## Fix safety
     No automatic fix: the construction has to move out of the guard's scope.
+
+    In Python, no fix either, for the same reason.
 
     ## References
     - torch-semantics §1b (modules and state dicts), §7a
@@ -54,9 +80,14 @@ class ModuleBuiltUnderInferenceMode(Rule):
     name = "module-built-under-inference-mode"
     summary = "Module built under inference mode, then trained"
     severity = Severity.ERROR
-    prefilter = {"cpp": r"InferenceMode"}
+    prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
 
     def check_cpp(self, file):
         from gradlint.rules.gl204_module_built_under_inference_mode.cpp import check
+
+        return check(file)
+
+    def check_python(self, file):
+        from gradlint.rules.gl204_module_built_under_inference_mode.python import check
 
         return check(file)

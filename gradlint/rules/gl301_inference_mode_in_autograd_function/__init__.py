@@ -13,6 +13,10 @@ class InferenceModeInAutogradFunction(Rule):
     from `torch::autograd::Function<T>` (also `Function<T>` after
     `using namespace torch::autograd;`), defined in the class or out of line.
 
+    In Python: `with torch.inference_mode():` (any import spelling, also
+    `torch._C._InferenceMode(True)`) or an `@torch.inference_mode()` decorator in `forward`,
+    `backward`, `setup_context`, `jvp` or `vjp` of a `torch.autograd.Function` subclass.
+
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §8): the output of `forward` becomes an
     inference tensor. Saving it with `ctx->save_for_backward` raises `Inference tensors
@@ -20,6 +24,12 @@ class InferenceModeInAutogradFunction(Rule):
     the misleading `element 0 of tensors does not require grad and does not have a
     grad_fn`. `Function<T>::apply` already runs `forward` with grad mode off, so the guard
     buys nothing.
+
+    In Python (torch-semantics §4): the output is an inference tensor that still has
+    `requires_grad=True` and a `grad_fn`; `y.sum().backward()` raises `element 0 of tensors
+    does not require grad and does not have a grad_fn`, and `ctx.save_for_backward(y)` on
+    it raises `Inference tensors cannot be saved for backward` at `apply`. `forward` already
+    runs with grad mode off, so `no_grad` there is redundant too.
 
     ## Example
     ```cpp
@@ -33,6 +43,16 @@ class InferenceModeInAutogradFunction(Rule):
     };
     ```
 
+    ```python
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            with torch.inference_mode():
+                y = x * x
+            ctx.save_for_backward(x)
+            return y
+    ```
+
     ## Use instead
     ```cpp
       static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x) {
@@ -44,6 +64,14 @@ class InferenceModeInAutogradFunction(Rule):
     `at::AutoDispatchBelowADInplaceOrView`, the one upstream kernels use (§8: correct
     gradient).
 
+    ```python
+        @staticmethod
+        def forward(ctx, x):
+            y = x * x
+            ctx.save_for_backward(x)
+            return y
+    ```
+
     ## Fix safety
     When the body redispatches, the guard is replaced with
     `at::AutoDispatchBelowADInplaceOrView` (and its header included when no umbrella
@@ -52,8 +80,15 @@ class InferenceModeInAutogradFunction(Rule):
     gradient (torch-semantics §6b), so then the fix is unsafe. Otherwise the guard is
     removed, an unsafe fix.
 
+    In Python the fix unwraps the block (its body is dedented in place of the `with`) or
+    removes the decorator; it is safe because `forward` already runs with grad mode off
+    (§4), so the only change is that the outputs stop being inference tensors. A `with`
+    with several items or an `as` name, or a block holding a multi-line string, gets no
+    fix.
+
     ## References
     - torch-semantics §8 (C++ custom Function), §6b
+    - torch-semantics §4 (Python custom Function)
     """
 
     code = "GL301"
@@ -61,9 +96,14 @@ class InferenceModeInAutogradFunction(Rule):
     summary = "Inference mode inside a custom autograd Function's forward/backward"
     severity = Severity.ERROR
     fix_safety = Safety.SAFE
-    prefilter = {"cpp": r"InferenceMode"}
+    prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
 
     def check_cpp(self, file):
         from gradlint.rules.gl301_inference_mode_in_autograd_function.cpp import check
+
+        return check(file)
+
+    def check_python(self, file):
+        from gradlint.rules.gl301_inference_mode_in_autograd_function.python import check
 
         return check(file)

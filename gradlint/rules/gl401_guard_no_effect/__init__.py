@@ -14,6 +14,11 @@ class GuardNoEffect(Rule):
     most vexing parse `c10::InferenceMode guard();`, which declares a function.
     `c10::InferenceMode(name);` declares a variable and is not reported.
 
+    In Python: `torch.inference_mode()`, `torch.no_grad()` or `torch.enable_grad()` (any
+    import spelling) as a statement of its own, and a guard bound to a local name that the
+    function never reads again (`guard = torch.no_grad()`: made, never entered).
+    `torch.set_grad_enabled(False)` as a statement does take effect (see GL407).
+
     ## Why is this bad?
     Measured with torch 2.13.0 and g++ 12 (torch-semantics §7b): a temporary guard is
     destroyed at the end of its statement, so the mode on the next line is unchanged; g++
@@ -21,12 +26,21 @@ class GuardNoEffect(Rule):
     and has no effect either (g++ warns with `-Wvexing-parse`, which builds that hide
     warnings never show).
 
+    In Python (torch-semantics §2): the call makes a context manager object and drops it;
+    measured, the mode on the next line is unchanged. Nothing warns.
+
     ## Example
     ```cpp
     torch::Tensor predict(torch::jit::Module& module, torch::Tensor input) {
       c10::InferenceMode();
       return module.forward({input}).toTensor();
     }
+    ```
+
+    ```python
+    def predict(model, batch):
+        torch.inference_mode()
+        return model(batch)
     ```
 
     ## Use instead
@@ -37,13 +51,23 @@ class GuardNoEffect(Rule):
     }
     ```
 
+    ```python
+    def predict(model, batch):
+        with torch.inference_mode():
+            return model(batch)
+    ```
+
     ## Fix safety
     Safe: the temporary gets a name not used in the function (`guard`, `guard2`, ...)
     and keeps its arguments; the vexing parse loses its empty parentheses. The guard
     then does what the code says it does, to the end of the enclosing scope.
 
+    In Python the fix is display-only: it shows the rest of the block indented under
+    `with <guard>:`, but how much code the guard should cover is the author's call.
+
     ## References
     - torch-semantics §7b (unnamed temporaries, vexing parse)
+    - torch-semantics §2 (Python bare guard statements)
     """
 
     code = "GL401"
@@ -51,9 +75,14 @@ class GuardNoEffect(Rule):
     summary = "Guard built as a temporary (or a vexing parse): it has no effect"
     severity = Severity.ERROR
     fix_safety = Safety.SAFE
-    prefilter = {"cpp": r"InferenceMode|NoGradGuard|AutoGradMode|AutoDispatchBelow|AutoNonVariableTypeMode|AutoFwGradMode"}
+    prefilter = {"python": r"\b(?:inference_mode|no_grad|enable_grad)\b", "cpp": r"InferenceMode|NoGradGuard|AutoGradMode|AutoDispatchBelow|AutoNonVariableTypeMode|AutoFwGradMode"}
 
     def check_cpp(self, file):
         from gradlint.rules.gl401_guard_no_effect.cpp import check
+
+        return check(file)
+
+    def check_python(self, file):
+        from gradlint.rules.gl401_guard_no_effect.python import check
 
         return check(file)

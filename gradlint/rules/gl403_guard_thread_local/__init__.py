@@ -14,6 +14,12 @@ class GuardThreadLocal(Rule):
     a `NoGradGuard` or an `AutoGradMode(false)` is alive in the enclosing scope.
     `at::launch` is not reported: it propagates the guard.
 
+    In Python: inside a block under `torch.inference_mode()`, `torch.no_grad()` or
+    `torch.set_grad_enabled(False)` (a `with` or a decorator), `threading.Thread(...).start()`
+    (also through a name bound to the thread) or work handed to a thread pool:
+    `submit`/`map` on a `concurrent.futures.ThreadPoolExecutor`, `apply`/`apply_async`/
+    `map`/`imap`/`starmap` on a `multiprocessing.pool.ThreadPool`.
+
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §3): grad mode and inference mode are
     thread-local. A `std::thread` started inside `c10::InferenceMode` sees
@@ -21,11 +27,21 @@ class GuardThreadLocal(Rule):
     records autograd graphs; `at::launch` propagates the thread-local state and sees it
     enabled.
 
+    In Python (torch-semantics §3): a `threading.Thread` or a `ThreadPoolExecutor` task
+    started inside inference mode sees it off and grad mode on; inside `no_grad()` the task
+    still runs with grad mode on. (`DataLoader` worker processes are a different case: fork
+    copies the mode, §3; not reported.)
+
     ## Example
     ```cpp
     c10::InferenceMode guard;
     std::thread worker([&] { outputs = module.forward(inputs).toTensor(); });
     worker.join();
+    ```
+
+    ```python
+    with torch.inference_mode():
+        futures = [pool.submit(model, batch) for batch in batches]
     ```
 
     ## Use instead
@@ -37,20 +53,36 @@ class GuardThreadLocal(Rule):
     worker.join();
     ```
 
+    ```python
+    def predict(batch):
+        with torch.inference_mode():
+            return model(batch)
+
+    futures = [pool.submit(predict, batch) for batch in batches]
+    ```
+
     ## Fix safety
     No automatic fix: where the guard belongs in the thread's function is a judgement.
 
+    In Python, no fix either.
+
     ## References
     - torch-semantics §3 (thread-locality)
+    - torch-semantics §3 (Python threads)
     """
 
     code = "GL403"
     name = "guard-thread-local"
     summary = "Thread started inside a grad-mode guard does not inherit it"
     severity = Severity.WARNING
-    prefilter = {"cpp": r"std\s*::\s*(?:j?thread|async)"}
+    prefilter = {"python": r"\b(?:Thread|ThreadPoolExecutor|ThreadPool|Pool)\b", "cpp": r"std\s*::\s*(?:j?thread|async)"}
 
     def check_cpp(self, file):
         from gradlint.rules.gl403_guard_thread_local.cpp import check
+
+        return check(file)
+
+    def check_python(self, file):
+        from gradlint.rules.gl403_guard_thread_local.python import check
 
         return check(file)

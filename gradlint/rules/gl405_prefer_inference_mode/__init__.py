@@ -24,6 +24,13 @@ class PreferInferenceMode(Rule):
     dispatch key, in training code, and where grad mode is turned back on inside the
     guard's scope. Off by default: it is performance advice.
 
+    In Python: a `with torch.no_grad():` block in a function that calls no `.backward()`,
+    steps no optimizer and never mentions `requires_grad`, whose block updates nothing in
+    place, assigns no attribute or item, fills no container and neither returns nor
+    yields, and whose names are used after the block only to read numbers out (`.item()`,
+    `.tolist()`, `.numpy()`, `.shape`, `print`, `float`, ...). Never in an
+    `autograd.Function`.
+
     ## Why is this bad?
     It is not wrong, only slower than it could be. `c10::InferenceMode` turns grad mode off
     like `NoGradGuard` and also leaves out the autograd view and in-place bookkeeping:
@@ -52,6 +59,10 @@ class PreferInferenceMode(Rule):
     E_INPLACE, E_RG, E_SAVE), which is why the rule only fires where no tensor leaves the
     function.
 
+    The same trade-off holds in Python (§1): what the block makes can then never be
+    updated in place, require grad or be saved for backward, which is why the rule only
+    fires where nothing made in the block leaves it except as plain numbers.
+
     ## Example
     ```cpp
     int main(int argc, const char* argv[]) {
@@ -60,6 +71,16 @@ class PreferInferenceMode(Rule):
       auto logits = module.forward({torch::rand({1, 3, 224, 224})}).toTensor();
       std::cout << logits.argmax(1).item<int64_t>() << "\\n";
     }
+    ```
+
+    ```python
+    def accuracy(model, loader):
+        hits = 0
+        for x, y in loader:
+            with torch.no_grad():
+                pred = model(x).argmax(-1)
+            hits += (pred == y).sum().item()
+        return hits
     ```
 
     ## Use instead
@@ -72,12 +93,21 @@ class PreferInferenceMode(Rule):
     }
     ```
 
+    ```python
+            with torch.inference_mode():
+                pred = model(x).argmax(-1)
+    ```
+
     ## Fix safety
     Unsafe: the fix replaces the declaration with `c10::InferenceMode NAME;`, keeping the
     variable name. The analysis reads one function; a tensor that still reaches autograd
     through a path it cannot see (a callee that stores its argument, a pointer alias) would
     then raise E_INPLACE, E_RG or E_SAVE at run time (§1, §7a). Inside a custom autograd
     Function, InferenceMode breaks backward (§8), so the rule never fires there.
+
+    In Python the fix (unsafe, for the same reason) renames `torch.no_grad` to
+    `torch.inference_mode` where the guard is written as an attribute (`torch.no_grad()`,
+    `T.no_grad()`); a bare imported `no_grad()` gets no fix.
 
     ## References
     - torch-semantics §1 and §7a (what inference tensors forbid), §7c (InferenceMode cannot be
@@ -91,7 +121,12 @@ class PreferInferenceMode(Rule):
     severity = Severity.INFO
     default_enabled = False
     fix_safety = Safety.UNSAFE
-    prefilter = {"cpp": r"NoGradGuard|AutoGradMode"}
+    prefilter = {"python": r"\bno_grad\b", "cpp": r"NoGradGuard|AutoGradMode"}
 
     def check_cpp(self, file):
         return cpp.find_prefer_inference_mode(file)
+
+    def check_python(self, file):
+        from gradlint.rules.gl405_prefer_inference_mode.python import check
+
+        return check(file)

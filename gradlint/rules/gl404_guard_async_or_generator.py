@@ -1,0 +1,122 @@
+import libcst as cst
+
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
+from gradlint.python.edits import line_start, unwrap_with
+from gradlint.rule import Rule
+
+
+class GuardAsyncOrGenerator(Rule):
+    """
+    ## What it does
+    Finds grad-mode guards that do not cover the code they seem to cover because of how
+    coroutines and generators run: a guard decorator (`@torch.inference_mode()`,
+    `@torch.no_grad()`, also bare or with a mode) on an `async def`, and a `with` guard
+    whose block contains a `yield` in a plain generator.
+
+    ## Why is this bad?
+    Measured with torch 2.13.0 (torch-semantics §2): on an `async def` the decorator only
+    wraps making the coroutine object, so inside the coroutine body inference mode is off,
+    silently. In a generator, a `with torch.inference_mode():` around `yield` leaves the
+    mode on while the generator is suspended: the caller's code between two `next()` calls
+    runs in inference mode (and makes inference tensors) without knowing it. The decorator
+    form on a generator function is correct: torch turns the mode on at each resume and off
+    for the caller.
+
+    ## Example
+    ```python
+    def batches(model, loader):
+        with torch.inference_mode():
+            for x in loader:
+                yield model(x)
+    ```
+
+    ## Use instead
+    ```python
+    @torch.inference_mode()
+    def batches(model, loader):
+        for x in loader:
+            yield model(x)
+    ```
+
+    ## Fix safety
+    Generators: moving the guard to a decorator is unsafe: code between the start of the
+    function and the old block, if any, would also run under the guard, and the mode the
+    caller sees while iterating changes (which is the point, but may be relied on). It is
+    offered only when the `with` statement is the whole body (after a docstring). Async
+    functions: no fix (the guard belongs inside the coroutine; where is a judgement call).
+
+    ## References
+    - torch-semantics §2 (generators, `async def`)
+    """
+
+    code = "GL404"
+    name = "guard-async-or-generator"
+    summary = "Grad-mode guard on an `async def`, or a `with` guard around `yield`"
+    fix_safety = Safety.UNSAFE
+    prefilter = r"\b(?:async|yield)\b"
+
+    def check_python(self, file):
+        for region in file.guards.regions:
+            guard = region.guard
+            if region.is_decorator:
+                function = region.owner
+                if function.asynchronous is None:
+                    continue
+                start, end = file.span(guard.node)
+                yield Diagnostic(
+                    start, end,
+                    f"`@{file.code_for(guard.node)}` on `async def {function.name.value}` only covers making the "
+                    f"coroutine: its body runs with the mode unchanged (torch-semantics §2); use `with` inside "
+                    f"the coroutine",
+                )
+                continue
+            statement = region.owner
+            function = file.guards.function_of(statement)
+            if not isinstance(function, cst.FunctionDef) or function.asynchronous is not None:
+                continue
+            item = next(item for item in statement.items if item.item is guard.node)
+            yielding = _first_yield(statement.body)
+            if yielding is None:
+                continue
+            start, end = file.span(item.item)
+            yield Diagnostic(
+                start, end,
+                f"`{file.code_for(guard.node)}` stays on while the generator `{function.name.value}` is suspended "
+                f"at `yield` (line {file.line_of(yielding)}): the caller's code runs under it "
+                f"(torch-semantics §2); decorate the generator with `@{file.code_for(guard.node)}` instead",
+                _to_decorator(file, function, statement, guard),
+            )
+
+
+def _first_yield(body):
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Yield):
+            return node
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        stack.extend(reversed(node.children))
+    return None
+
+
+def _to_decorator(file, function, statement, guard):
+    body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+    if body and _is_docstring(body[0]):
+        body = body[1:]
+    if body != [statement] or len(statement.items) != 1 or statement.items[0].asname is not None:
+        return None
+    unwrap = unwrap_with(file, statement)
+    if unwrap is None:
+        return None
+    newline = file.module.default_newline
+    at = line_start(file, function.name)
+    indent = file.indentation_of(function) if not function.decorators else file.indentation_of(function.decorators[0])
+    decorator = Edit(at, at, f"{indent}@{file.code_for(guard.node)}{newline}")
+    return Fix((decorator, unwrap), Safety.UNSAFE, f"Decorate the generator with `@{file.code_for(guard.node)}`")
+
+
+def _is_docstring(statement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))

@@ -1,0 +1,134 @@
+"""GL405 in Python: a `with torch.no_grad():` block whose tensors never reach autograd
+or an in-place update, where `torch.inference_mode()` would do (torch-semantics §1, §4)."""
+import libcst as cst
+
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
+from gradlint.python.flow import is_in_place_method, trains
+from gradlint.rules.gl301_inference_mode_in_autograd_function.python import autograd_function_methods
+
+# What may be done with a tensor made in the block after it ends: read a number out of it.
+READ_OUT_ATTRIBUTES = frozenset({"item", "tolist", "numpy", "shape", "size", "dim", "numel", "dtype", "argmax"})
+READ_OUT_CALLS = frozenset({"print", "float", "int", "len", "str", "bool", "repr", "round"})
+
+
+def check(file):
+    excluded = autograd_function_methods(file)
+    for region in file.guards.regions:
+        guard = region.guard
+        if guard.kind != "no_grad" or not guard.called or region.is_decorator:
+            continue
+        statement = region.owner
+        function = file.guards.function_of(statement)
+        if not isinstance(function, cst.FunctionDef) or function in excluded:
+            continue
+        if trains(function, file) or "requires_grad" in file.code_for(function):
+            continue
+        bound = _bound_names(statement.body)
+        if bound is None or _escapes(function, statement, bound):
+            continue
+        start, end = file.span(guard.node)
+        yield Diagnostic(
+            start, end,
+            f"`{file.code_for(guard.node)}` covers pure inference here (nothing made in it reaches autograd, "
+            f"an in-place update or the caller): `torch.inference_mode()` also skips view and version "
+            f"tracking (torch-semantics §1)",
+            _fix(file, guard.node),
+        )
+
+
+def _fix(file, call):
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    start, end = file.span(func.attr)
+    return Fix((Edit(start, end, "inference_mode"),), Safety.UNSAFE, "Use `inference_mode()`")
+
+
+def _bound_names(body):
+    """Names the block binds, or None when it updates anything in place, assigns to an
+    attribute or item, returns or yields (its values leave the block)."""
+    names = set()
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Return, cst.Yield, cst.AugAssign, cst.Global, cst.Nonlocal, cst.Await)):
+            return None
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+                is_in_place_method(node.func.attr.value)
+                or node.func.attr.value in ("append", "extend", "insert", "update", "setdefault", "put")):
+            return None
+        if isinstance(node, cst.Call) and any(arg.keyword is not None and arg.keyword.value == "out"
+                                              for arg in node.args):
+            return None
+        targets = []
+        if isinstance(node, cst.Assign):
+            targets = [target.target for target in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.For)):
+            targets = [node.target]
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets = [node.asname.name]
+        for target in targets:
+            for element in _flatten(target):
+                if not isinstance(element, cst.Name):
+                    return None
+                names.add(element.value)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        stack.extend(node.children)
+    return names
+
+
+def _flatten(target):
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _flatten(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _flatten(target.value)
+    else:
+        yield target
+
+
+def _escapes(function, statement, names) -> bool:
+    """Whether a name bound in the block is used after it other than to read a number out."""
+    if not names:
+        return False
+    after = False
+    for node, parent in _walk_with_parents(function.body, statement):
+        if node is statement:
+            after = True
+            continue
+        if not after or not isinstance(node, cst.Name) or node.value not in names:
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in READ_OUT_ATTRIBUTES:
+            continue
+        if isinstance(parent, cst.Arg):
+            continue  # checked at the call below
+        return True
+    for call in _calls_after(function, statement):
+        func = call.func
+        called = func.value if isinstance(func, cst.Name) else None
+        if called in READ_OUT_CALLS:
+            continue
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name) and arg.value.value in names:
+                return True
+    return False
+
+
+def _walk_with_parents(root, block):
+    """Pre-order (node, parent), not entering `block` itself."""
+    stack = [(root, None)]
+    while stack:
+        node, parent = stack.pop()
+        yield node, parent
+        if node is not block:
+            stack.extend((child, node) for child in reversed(node.children))
+
+
+def _calls_after(function, statement):
+    after = False
+    for node, _ in _walk_with_parents(function.body, statement):
+        if node is statement:
+            after = True
+        elif after and isinstance(node, cst.Call):
+            yield node

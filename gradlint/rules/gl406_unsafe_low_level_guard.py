@@ -1,0 +1,105 @@
+import libcst as cst
+
+from gradlint.diagnostics import Diagnostic, Severity
+from gradlint.python.flow import is_in_place_method
+from gradlint.python.guards import LOW_LEVEL_GUARDS
+from gradlint.rule import Rule
+
+
+class UnsafeLowLevelGuard(Rule):
+    """
+    ## What it does
+    Finds the low-level guards `torch._C._AutoDispatchBelowADInplaceOrView()` and
+    `torch.autograd.grad_mode._unsafe_preserve_version_counter(t)` used around an
+    in-place update (`x.add_(...)`, `x[...] = ...`, `x += ...`, `out=x`), and
+    `_AutoDispatchBelowADInplaceOrView()` made without `with`.
+
+    ## Why is this bad?
+    Measured with torch 2.13.0 (torch-semantics §5): an in-place update inside either
+    guard does not leave the version bump autograd relies on (`_version` stays 0, or is
+    reset to 0 on exit), so a tensor saved for backward can be changed without the
+    "modified by an inplace operation" error: backward then returns a silently wrong
+    gradient (4.0 instead of 2.0 in the probe). These are internals of torch; outside
+    code written for exactly that purpose, `torch.no_grad()` or `torch.inference_mode()`
+    is the guard to use. `_AutoDispatchBelowADInplaceOrView()` made without `with` has no
+    effect at all.
+
+    ## Example
+    ```python
+    with torch._C._AutoDispatchBelowADInplaceOrView():
+        running_mean.mul_(0.9).add_(batch_mean, alpha=0.1)
+    ```
+
+    ## Use instead
+    ```python
+    with torch.no_grad():
+        running_mean.mul_(0.9).add_(batch_mean, alpha=0.1)
+    ```
+
+    ## Fix safety
+    No fix: whether the code relies on skipping the version bump only its author knows.
+
+    ## References
+    - torch-semantics §5 (Python exposure of low-level guards)
+    """
+
+    code = "GL406"
+    name = "unsafe-low-level-guard"
+    summary = "Low-level guard that hides in-place updates from autograd"
+    severity = Severity.WARNING
+    prefilter = r"_AutoDispatchBelowADInplaceOrView|_unsafe_preserve_version_counter"
+
+    def check_python(self, file):
+        for statement in file.nodes(cst.With):
+            for item in statement.items:
+                low_level = _low_level(file, item.item)
+                if low_level is None:
+                    continue
+                update = _first_in_place_update(statement.body)
+                if update is None:
+                    continue
+                start, end = file.span(item.item)
+                yield Diagnostic(
+                    start, end,
+                    f"`{low_level}` around an in-place update (`{_short(file, update)}`, line {file.line_of(update)}): "
+                    f"the version counter is not bumped, so backward can silently compute a wrong gradient "
+                    f"(torch-semantics §5); use `torch.no_grad()`",
+                )
+        for expression in file.nodes(cst.Expr):
+            if _low_level(file, expression.value) == "_AutoDispatchBelowADInplaceOrView":
+                start, end = file.span(expression.value)
+                yield Diagnostic(
+                    start, end,
+                    "`_AutoDispatchBelowADInplaceOrView()` made without `with` has no effect (torch-semantics §5)",
+                )
+
+
+def _low_level(file, node):
+    if not isinstance(node, cst.Call):
+        return None
+    return LOW_LEVEL_GUARDS.get(file.qualified_name(node.func))
+
+
+def _short(file, node):
+    text = " ".join(file.code_for(node).split())
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _first_in_place_update(body):
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.AugAssign):
+            return node
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript):
+            return node
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and is_in_place_method(func.attr.value):
+                return node
+            if any(arg.keyword is not None and arg.keyword.value == "out" for arg in node.args):
+                return node
+        stack.extend(reversed(node.children))
+    return None

@@ -1,0 +1,116 @@
+import libcst as cst
+
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity
+from gradlint.python.edits import wrap_statements
+from gradlint.python.guards import canonical_guard, literal_bool
+from gradlint.rule import Rule
+
+
+class SetGradEnabledAsScope(Rule):
+    """
+    ## What it does
+    Finds `torch.set_grad_enabled(False)` written as a statement and undone by hand later in
+    the same block (`torch.set_grad_enabled(True)`, or the mode saved before with
+    `torch.is_grad_enabled()`): a scope spelled as two switch calls.
+
+    ## Why is this bad?
+    As a statement, `set_grad_enabled(False)` takes effect at once and persists,
+    thread-locally, until something resets it (torch-semantics §2). If anything between
+    the two calls raises, or returns early, the reset never runs and grad mode stays off
+    for whatever runs next, such as the training loop, silently. `with
+    torch.set_grad_enabled(False):` restores the previous mode on every exit.
+    A bare `set_grad_enabled(False)` that is not undone in the same block is taken for a
+    deliberate global switch and not reported. Off by default.
+
+    ## Example
+    ```python
+    torch.set_grad_enabled(False)
+    logits = model(batch)
+    torch.set_grad_enabled(True)
+    ```
+
+    ## Use instead
+    ```python
+    with torch.set_grad_enabled(False):
+        logits = model(batch)
+    ```
+
+    ## Fix safety
+    Unsafe: `with` restores the mode that was on before, where the reset call forced
+    `True`; the two differ when the code already ran with grad mode off.
+
+    ## References
+    - torch-semantics §2 (`set_grad_enabled` as a statement and as a context manager)
+    """
+
+    code = "GL407"
+    name = "set-grad-enabled-as-scope"
+    summary = "`set_grad_enabled(False)` statement undone by hand: use `with`"
+    severity = Severity.WARNING
+    default_enabled = False
+    fix_safety = Safety.UNSAFE
+    prefilter = r"\bset_grad_enabled\b"
+
+    def check_python(self, file):
+        for block in file.nodes(cst.IndentedBlock) + [file.module]:
+            statements = list(block.body)
+            saved = set()
+            for index, statement in enumerate(statements):
+                saved.update(_saved_mode_names(file, statement))
+                mode, call = _switch(file, statement)
+                if mode is not False:
+                    continue
+                for end_index in range(index + 1, len(statements)):
+                    reset, reset_call = _switch(file, statements[end_index])
+                    if reset is None:
+                        continue
+                    if reset is True or (isinstance(reset, str) and reset in saved):
+                        yield self._diagnostic(file, call, statements, index, end_index, reset_call)
+                    break
+
+    def _diagnostic(self, file, call, statements, index, end_index, reset_call):
+        start, end = file.span(call)
+        fix = None
+        covered = statements[index + 1:end_index]
+        if covered:
+            edit = wrap_statements(file, covered, f"with {file.code_for(call)}")
+            if edit is not None:
+                fix = Fix((Edit(file.span(statements[index])[0], file.span(statements[end_index])[1],
+                                edit.replacement),),
+                          Safety.UNSAFE, f"Use `with {file.code_for(call)}:`")
+        return Diagnostic(
+            start, end,
+            f"`{file.code_for(call)}` is undone by hand at line {file.line_of(reset_call)}: if anything in "
+            f"between raises or returns, grad mode stays off for the code that runs next (torch-semantics §2); "
+            f"use `with {file.code_for(call)}:`",
+            fix,
+        )
+
+
+def _switch(file, statement):
+    """(mode, call) for a `set_grad_enabled(...)` statement: True/False for a literal, the
+    argument's name for a variable, None when the statement is something else."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None, None
+    small = statement.body[0]
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return None, None
+    call = small.value
+    if canonical_guard(file.qualified_name(call.func)) != "set_grad_enabled" or len(call.args) != 1:
+        return None, None
+    argument = call.args[0].value
+    mode = literal_bool(argument)
+    if mode is None and isinstance(argument, cst.Name):
+        return argument.value, call
+    return mode, call
+
+
+def _saved_mode_names(file, statement):
+    """`prev = torch.is_grad_enabled()` binds `prev`."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
+                    and file.qualified_name(small.value.func) == "torch.is_grad_enabled"):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        yield target.target.value
