@@ -38,7 +38,7 @@ _TENSOR_TYPE = re.compile(r"\b(?:Tensor\w*|IValue|Variable\w*|Stack|TensorList|I
 
 # Training, or autograd in any form: the function is not pure inference.
 _TRAINING = re.compile(r"""
-      (?:\.|->)\s*(?:backward|zero_grad|train|step|retain_grad|register_hook|grad)\s*\(
+      (?:\.|->)\s*(?:backward|zero_grad|train|step|retain_grad|register_hook|grad|(?:named_)?parameters)\s*\(
     | \brequires_grad\w*
     | \bautograd\s*::\s*(?:backward|grad|Function|AutogradContext|Variable)\b
     | \bAutogradContext\b
@@ -58,7 +58,7 @@ _STORE_CALL = re.compile(
     rf"(?<![\w.:>$])(?P<name>[A-Za-z_]\w*){_ACCESS}\s*(?:\.|->)\s*"
     r"(?:push_back|emplace_back|push_front|emplace_front|insert|emplace|insert_or_assign|try_emplace"
     r"|push|append|assign|register_buffer|register_parameter|register_module|register_attribute"
-    r"|setattr|swap)\s*\("
+    r"|setattr|set_data|swap)\s*\("
 )
 _DECLARATION = re.compile(r"""
     (?:^|(?<=[;{}(,]))\s*
@@ -317,12 +317,27 @@ def _mutates_guarded_tensor_outside(code: str, function: Scope, guard_end: int, 
         changed = False
         for match in _ALIAS.finditer(outside):
             name = match.group("name")
-            if name not in created and _mentions(match.group("source"), created):
+            source = match.group("source")
+            if name not in created and _mentions(source, created) and not _makes_new_tensor(source):
                 created.add(name)
                 changed = True
     names = "|".join(sorted(map(re.escape, created)))
     in_place = re.compile(rf"(?<![\w.:>])(?:{names})\b(?!\s*(?:\.|->)\s*clone\b){_IN_PLACE_AFTER}", re.VERBOSE)
     return bool(in_place.search(outside))
+
+
+def _makes_new_tensor(expression: str) -> bool:
+    """`x.clone()...` or top-level arithmetic (`x + 1`, `0.5 * x`): outside the guard these
+    give a normal tensor, not a view of the guarded one (torch-semantics §1)."""
+    if re.match(r"\s*[A-Za-z_]\w*\s*(?:\.|->)\s*clone\s*\(", expression):
+        return True
+    flat = expression
+    while True:  # drop bracketed groups, innermost first
+        shorter = re.sub(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}", " ", flat)
+        if shorter == flat:
+            break
+        flat = shorter
+    return bool(re.search(r"[\w)\]]\s*(?:[+*/%]|-(?!>))", flat))
 
 
 def _mentions(text: str, names: Set[str]) -> bool:
