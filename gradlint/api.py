@@ -31,7 +31,8 @@ def _codes(value: Codes) -> Optional[List[str]]:
 
 
 @functools.lru_cache(maxsize=32)
-def _linter(settings: Settings) -> Linter:
+def linter_for(settings: Settings) -> Linter:
+    """One Linter per distinct settings, kept: editors and loops call in often."""
     return Linter(settings)
 
 
@@ -41,7 +42,7 @@ def _prepare(filename: str, select: Codes, extend_select: Codes, ignore: Codes,
     if language is None:
         raise ValueError(f"{filename}: not a Python, C++ or notebook file name")
     enabled = resolve_selection(_codes(select), _codes(extend_select) or [], _codes(ignore) or [])
-    return language, _linter(Settings(enabled=enabled, unsafe_fixes=unsafe_fixes))
+    return language, linter_for(Settings(enabled=enabled, unsafe_fixes=unsafe_fixes))
 
 
 def check_source(source: str, filename: str = "<string>.py", *, select: Codes = None,

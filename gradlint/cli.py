@@ -338,5 +338,15 @@ def rule(code, show_all, output_format) -> None:
         click.echo("\n".join(rule_markdown(rule) for rule in selected), nl=False)
 
 
+@main.command()
+def server() -> None:
+    """Run the Language Server on stdin/stdout (needs `pip install 'gradlint[lsp]'`)."""
+    try:
+        from gradlint.server import run
+    except ImportError as error:
+        raise GradlintError(f"the language server needs pygls ({error}): pip install 'gradlint[lsp]'") from None
+    run()
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,199 @@
+"""`gradlint server`: a Language Server over stdio (install `gradlint[lsp]` for pygls).
+
+Diagnostics are published on open, change and save; each applicable fix is a quick fix,
+and "fix all safe" rewrites the document with `gradlint fix`'s result. Findings carry
+1-based code-point columns; LSP wants 0-based columns in the negotiated encoding
+(UTF-16 unless the client offers another), so every position is converted here.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
+
+from gradlint import __version__
+from gradlint.api import linter_for
+from gradlint.diagnostics import Finding, LineIndex, Safety, Severity
+from gradlint.engine import Linter
+from gradlint.frontend import Language, language_for
+
+SOURCE = "gradlint"
+FIX_ALL_KIND = "source.fixAll.gradlint"
+# Buffers without a usable file name (untitled) are read by their editor language.
+_NAME_FOR_LANGUAGE_ID = {"python": "untitled.py", "cpp": "untitled.cpp", "cuda-cpp": "untitled.cu",
+                         "c": "untitled.h", "objective-cpp": "untitled.mm"}
+_SEVERITIES = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+}
+
+server = LanguageServer(SOURCE, __version__)
+
+
+def _settings_for(ls: LanguageServer, path: str):
+    """The [tool.gradlint] settings that `gradlint check PATH` would use; a broken
+    configuration is shown once per message and the defaults are used meanwhile."""
+    from gradlint.cli import GradlintError, build_settings
+
+    options = {"config_path": None, "select": (), "extend_select": (), "ignore": (), "unsafe_fixes": None}
+    try:
+        return build_settings([path], options)
+    except GradlintError as error:
+        message = f"gradlint: configuration error: {error.format_message()}"
+        if message not in _shown_errors:
+            _shown_errors.add(message)
+            ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+        return _default_settings()
+
+
+_shown_errors = set()  # configuration errors already shown, so edits do not repeat them
+
+
+def _default_settings():
+    from gradlint.settings import Settings, resolve_selection
+
+    return Settings(enabled=resolve_selection(None, [], []))
+
+
+def _prepare(ls: LanguageServer, document: TextDocument) -> Optional[Tuple[str, Language, Linter, str]]:
+    path = document.path if document.uri.startswith("file:") else None
+    name = path if path and language_for(path) else _NAME_FOR_LANGUAGE_ID.get(document.language_id or "")
+    if name is None:
+        return None
+    settings = _settings_for(ls, path) if path else _default_settings()
+    return name, language_for(name), linter_for(settings), document.source
+
+
+class _Positions:
+    """Engine positions and offsets to LSP positions in the client's encoding."""
+
+    def __init__(self, ls: LanguageServer, text: str) -> None:
+        self.lines = LineIndex(text)
+        self.codec = ls.workspace.position_codec
+
+    def at(self, line: int, column: int) -> types.Position:
+        prefix = self.lines.line_text(line)[:column - 1]
+        return types.Position(line=line - 1, character=self.codec.client_num_units(prefix))
+
+    def at_offset(self, offset: int) -> types.Position:
+        position = self.lines.position(offset)
+        return self.at(position.line, position.column)
+
+    def range(self, finding: Finding) -> types.Range:
+        return types.Range(start=self.at(finding.start.line, finding.start.column),
+                           end=self.at(finding.end.line, finding.end.column))
+
+
+def _diagnostic(finding: Finding, positions: _Positions) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=positions.range(finding), message=finding.message, source=SOURCE,
+        code=finding.code, severity=_SEVERITIES[finding.severity],
+        data={"name": finding.name},
+    )
+
+
+def _check(ls: LanguageServer, document: TextDocument) -> List[Finding]:
+    prepared = _prepare(ls, document)
+    if prepared is None:
+        return []
+    name, language, linter, text = prepared
+    return linter.check_text(text, name, language)
+
+
+def publish(ls: LanguageServer, uri: str) -> None:
+    document = ls.workspace.get_text_document(uri)
+    positions = _Positions(ls, document.source)
+    diagnostics = [_diagnostic(finding, positions) for finding in _check(ls, document)]
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=document.version))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    publish(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    publish(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+    publish(ls, params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+
+def _wanted(kind: str, only: Optional[List[str]]) -> bool:
+    return not only or any(kind == base or kind.startswith(base + ".") for base in only)
+
+
+def _overlaps(first: types.Range, second: types.Range) -> bool:
+    def key(position: types.Position):
+        return position.line, position.character
+
+    return key(first.start) <= key(second.end) and key(second.start) <= key(first.end)
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+)
+def code_action(ls: LanguageServer, params: types.CodeActionParams) -> List[types.CodeAction]:
+    uri = params.text_document.uri
+    document = ls.workspace.get_text_document(uri)
+    prepared = _prepare(ls, document)
+    if prepared is None:
+        return []
+    name, language, linter, text = prepared
+    positions = _Positions(ls, text)
+    only = params.context.only
+    actions: List[types.CodeAction] = []
+    findings = linter.check_text(text, name, language)
+    if _wanted(types.CodeActionKind.QuickFix, only):
+        for finding in findings:
+            fix = finding.fix
+            if fix is None or fix.safety is Safety.DISPLAY_ONLY:
+                continue
+            finding_range = positions.range(finding)
+            if not _overlaps(finding_range, params.range):
+                continue
+            edits = [types.TextEdit(range=types.Range(start=positions.at_offset(edit.start),
+                                                      end=positions.at_offset(edit.end)),
+                                    new_text=edit.replacement) for edit in fix.edits]
+            actions.append(types.CodeAction(
+                title=f"{fix.title} ({finding.code}, {fix.safety.value} fix)",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[_diagnostic(finding, positions)],
+                is_preferred=fix.safety is Safety.SAFE,
+                edit=types.WorkspaceEdit(changes={uri: edits}),
+            ))
+    safe_fixes = [f for f in findings if f.fix is not None and f.fix.safety is Safety.SAFE]
+    if safe_fixes and _wanted(FIX_ALL_KIND, only):
+        safe_linter = linter_for(_only_safe(linter.settings))
+        fixed = safe_linter.fix_text(text, name, language).text
+        if fixed != text:
+            whole = types.Range(start=types.Position(line=0, character=0), end=positions.at_offset(len(text)))
+            actions.append(types.CodeAction(
+                title="gradlint: apply all safe fixes", kind=FIX_ALL_KIND,
+                edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole, new_text=fixed)]}),
+            ))
+    return actions
+
+
+def _only_safe(settings):
+    import dataclasses
+
+    return dataclasses.replace(settings, unsafe_fixes=False)
+
+
+def run() -> None:
+    server.start_io()
