@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from json.decoder import scanstring
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from gradlint.notebook.magics import split_lines
 
@@ -40,7 +41,11 @@ class Notebook:
     text: str  # the JSON text
     cells: Tuple[Cell, ...]
     metadata: Dict[str, Any]
-    ascii_only: bool  # whether new strings are written with \\u escapes
+
+    @cached_property
+    def ascii_only(self) -> bool:
+        """Whether new strings are written with \\u escapes, as the file's writer did."""
+        return self.text.isascii() and bool(_NON_ASCII_ESCAPE.search(self.text))
 
     @property
     def code_cells(self) -> Tuple[Cell, ...]:
@@ -123,18 +128,27 @@ def _expect(text: str, index: int, char: str, what: str) -> int:
     return index + 1
 
 
-def _members(text: str, index: int) -> Tuple[List[Tuple[str, int, int]], int]:
-    """(key, value start, value end) of the object at text[index], and its end."""
+def _decode(text: str, index: int) -> Tuple[Any, int]:
+    return _DECODER.raw_decode(text, index)
+
+
+Member = Tuple[str, int, int, Any]  # key, value start, value end, value
+Walk = Callable[[str, int], Tuple[Any, int]]
+
+
+def _members(text: str, index: int, walks: Optional[Dict[str, Walk]] = None) -> Tuple[List[Member], int]:
+    """The members of the object at text[index], and its end. A key in `walks` has its
+    value read by that function instead of decoded whole."""
     index = _skip(text, _expect(text, index, "{", "'{'"))
-    members: List[Tuple[str, int, int]] = []
+    members: List[Member] = []
     if text.startswith("}", index):
         return members, index + 1
     while True:
         index = _expect(text, index, '"', "property name enclosed in double quotes")
         key, index = scanstring(text, index)
         index = _skip(text, _expect(text, _skip(text, index), ":", "':' delimiter"))
-        _, end = _DECODER.raw_decode(text, index)
-        members.append((key, index, end))
+        value, end = (walks.get(key, _decode) if walks else _decode)(text, index)
+        members.append((key, index, end, value))
         index = _skip(text, end)
         if text.startswith(",", index):
             index = _skip(text, index + 1)
@@ -142,15 +156,15 @@ def _members(text: str, index: int) -> Tuple[List[Tuple[str, int, int]], int]:
         return members, _expect(text, index, "}", "',' delimiter")
 
 
-def _elements(text: str, index: int) -> Tuple[List[Tuple[int, int]], int]:
-    """(start, end) of each element of the array at text[index], and its end."""
+def _elements(text: str, index: int, walk: Walk = _decode) -> Tuple[List[Tuple[int, int, Any]], int]:
+    """(start, end, value) of each element of the array at text[index], and its end."""
     index = _skip(text, _expect(text, index, "[", "'['"))
-    elements: List[Tuple[int, int]] = []
+    elements: List[Tuple[int, int, Any]] = []
     if text.startswith("]", index):
         return elements, index + 1
     while True:
-        _, end = _DECODER.raw_decode(text, index)
-        elements.append((index, end))
+        value, end = walk(text, index)
+        elements.append((index, end, value))
         index = _skip(text, end)
         if text.startswith(",", index):
             index = _skip(text, index + 1)
@@ -158,38 +172,41 @@ def _elements(text: str, index: int) -> Tuple[List[Tuple[int, int]], int]:
         return elements, _expect(text, index, "]", "',' delimiter")
 
 
-def _value(text: str, start: int, end: int) -> Any:
-    return _DECODER.raw_decode(text, start)[0]
+def _cell_members(text: str, index: int) -> Tuple[Any, int]:
+    if text.startswith("{", index):
+        return _members(text, index)
+    return _decode(text, index)  # not an object: said when the cell is read
 
 
-def _read_cell(text: str, number: int, start: int) -> Cell:
+def _cells(text: str, index: int) -> Tuple[Any, int]:
+    if not text.startswith("[", index):
+        return _decode(text, index)  # not a list: said when the notebook is read
+    return _elements(text, index, _cell_members)
+
+
+def _read_cell(text: str, number: int, start: int, members: Any) -> Cell:
     if not text.startswith("{", start):
         raise NotebookError(f"cell {number + 1} is not a JSON object")
-    members, _ = _members(text, start)
-    spans = {key: (value_start, value_end) for key, value_start, value_end in members}  # last wins
-    if "cell_type" not in spans:
+    found = {key: (value_start, value_end, value) for key, value_start, value_end, value in members}
+    if "cell_type" not in found:
         raise NotebookError(f"cell {number + 1} has no \"cell_type\"")
-    cell_type = _value(text, *spans["cell_type"])
+    cell_type = found["cell_type"][2]
     if not isinstance(cell_type, str):
         raise NotebookError(f"cell {number + 1}: \"cell_type\" is not a string")
-    if "source" not in spans:
+    if "source" not in found:
         if cell_type == "code":
             raise NotebookError(f"code cell {number + 1} has no \"source\"")
         return Cell(number, cell_type, "", start, start, None)
-    source_start, source_end = spans["source"]
-    if text.startswith("[", source_start):
+    source_start, source_end, value = found["source"]
+    if isinstance(value, list):
         elements, _ = _elements(text, source_start)
         items = []
-        for item_start, item_end in elements:
-            raw = text[item_start:item_end]
-            value = json.loads(raw)
-            if not isinstance(value, str):
-                raise NotebookError(f"cell {number + 1}: \"source\" holds a {type(value).__name__}, "
+        for item_start, item_end, item in elements:
+            if not isinstance(item, str):
+                raise NotebookError(f"cell {number + 1}: \"source\" holds a {type(item).__name__}, "
                                     "not only strings")
-            items.append((value, raw))
-        return Cell(number, cell_type, "".join(value for value, _ in items), source_start, source_end,
-                    tuple(items))
-    value = _value(text, source_start, source_end)
+            items.append((item, text[item_start:item_end]))
+        return Cell(number, cell_type, "".join(value), source_start, source_end, tuple(items))
     if not isinstance(value, str):
         raise NotebookError(f"cell {number + 1}: \"source\" is a {type(value).__name__}, "
                             "not a string or a list of strings")
@@ -203,26 +220,24 @@ def read_notebook(text: str) -> Notebook:
         if not text.startswith("{", start):
             json.loads(text)  # the standard message for what is not JSON at all
             raise NotebookError("the JSON document is not an object")
-        members, end = _members(text, start)
+        members, end = _members(text, start, {"cells": _cells})
         if _skip(text, end) != len(text):
             raise json.JSONDecodeError("Extra data", text, _skip(text, end))
-        spans = {key: (value_start, value_end) for key, value_start, value_end in members}
-        if "cells" not in spans:
-            if "worksheets" in spans:
+        found = {key: (value_start, value) for key, value_start, _, value in members}  # the last wins
+        if "cells" not in found:
+            if "worksheets" in found:
                 raise NotebookError("an nbformat 3 notebook (\"worksheets\"); convert it with "
                                     "`jupyter nbconvert --to notebook --nbformat 4`")
             raise NotebookError("no \"cells\" list: not a Jupyter notebook")
-        cells_start, _ = spans["cells"]
+        cells_start, elements = found["cells"]
         if not text.startswith("[", cells_start):
             raise NotebookError("\"cells\" is not a list")
-        elements, _ = _elements(text, cells_start)
-        cells = tuple(_read_cell(text, number, element_start)
-                      for number, (element_start, _) in enumerate(elements))
-        metadata = _value(text, *spans["metadata"]) if "metadata" in spans else {}
+        cells = tuple(_read_cell(text, number, element_start, cell_members)
+                      for number, (element_start, _, cell_members) in enumerate(elements))
+        metadata = found.get("metadata", (0, {}))[1]
     except json.JSONDecodeError as error:
         raise NotebookError(f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})") \
             from None
     except RecursionError:
         raise NotebookError("not readable: JSON nested too deeply") from None
-    ascii_only = text.isascii() and bool(_NON_ASCII_ESCAPE.search(text))
-    return Notebook(text, cells, metadata if isinstance(metadata, dict) else {}, ascii_only)
+    return Notebook(text, cells, metadata if isinstance(metadata, dict) else {})
