@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import unicodedata
+
 import click
 
+from gradlint.diagnostics import LineIndex
 from gradlint.reporters import Reporter, RunResult
 
 
@@ -15,6 +18,10 @@ class TextReporter(Reporter):
     """`path:line:col: GL123 [rule-name] message`, one finding a line."""
 
     format_name = "text"
+
+    def __init__(self, stream, options) -> None:
+        super().__init__(stream, options)
+        self._line_indexes = {}
 
     def _style(self, text: str, **style) -> str:
         return click.style(text, **style) if self.options.color else text
@@ -40,10 +47,25 @@ class TextReporter(Reporter):
         text = self.options.sources.get(finding.path)
         if text is None:
             return
-        from gradlint.diagnostics import LineIndex
-
-        line = LineIndex(text).line_text(finding.start.line)
-        width = max(1, (finding.end.column - finding.start.column)
-                    if finding.end.line == finding.start.line else len(line) - finding.start.column + 1)
+        lines = self._line_indexes.get(finding.path)
+        if lines is None:
+            lines = self._line_indexes[finding.path] = LineIndex(text)
+        # Offsets, not line numbers: a notebook's findings count lines within their cell.
+        where = lines.position(finding.start_offset)
+        line = lines.line_text(where.line)
+        start = where.column - 1
+        end = min(len(line), start + max(0, finding.end_offset - finding.start_offset))
+        marker = self._style("^" * max(1, display_width(line[start:end])), fg="red")
         self.stream.write(f"  {finding.start.line:>5} | {line}\n")
-        self.stream.write(f"        | {' ' * (finding.start.column - 1)}{self._style('^' * width, fg='red')}\n")
+        self.stream.write(f"        | {blank_like(line[:start])}{marker}\n")
+
+
+def display_width(text: str) -> int:
+    """Terminal columns: East Asian wide characters take two, combining marks none."""
+    return sum(0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1
+               for char in text)
+
+
+def blank_like(text: str) -> str:
+    """Spaces as wide as `text`, keeping its tabs, so a caret lands under the right character."""
+    return "".join(char if char == "\t" else " " * display_width(char) for char in text)
