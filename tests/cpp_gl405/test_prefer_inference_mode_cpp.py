@@ -102,6 +102,9 @@ def test_guards_that_do_not_turn_grad_off_for_the_function_are_left_alone(declar
     ("auto probabilities", "this->cache = logits;\n  auto probabilities"),
     ("auto probabilities", "history.push_back(logits);\n  auto probabilities"),
     ("auto probabilities", "module.register_buffer(\"last\", logits);\n  auto probabilities"),
+    # the caller's tensors updated in place (they may be parameters under training)
+    ("auto probabilities", "image.clamp_(0, 1);\n  auto probabilities"),
+    ("auto probabilities", "torch::embedding_renorm_(image, logits, 1.0, 2.0);\n  auto probabilities"),
 ])
 def test_one_way_for_tensors_to_reach_autograd_silences_the_rule(change):
     old, new = change
@@ -216,6 +219,18 @@ def test_lambdas_custom_functions_and_autograd_kernels_are_never_reported():
 
 def test_guards_outside_functions_are_ignored():
     assert findings(HEADER + "struct Holder {\n  torch::NoGradGuard guard;\n};\n") == []
+
+
+def test_guards_in_objective_c_blocks_are_not_reported():
+    block = """\
+- (void)classifyLater:(float*)pixels {
+  dispatch_async(dispatch_get_main_queue(), ^{
+    torch::NoGradGuard no_grad;
+    NSLog(@"%f", torch::from_blob(pixels, {4}).sum().item<float>());
+  });
+}
+"""
+    assert findings(block, "Later.mm") == []
 
 
 def test_objective_c_method_is_a_function():

@@ -242,6 +242,8 @@ def _is_pure_inference(code: str, function: Scope, signature: Signature, records
         return False
     if not _hands_out_no_tensor(signature, body, records):
         return False
+    if _updates_in_place(body, {name for _, name in signature.parameters if name}):
+        return False  # the caller's tensors change: they may be parameters being trained
     return not _mutates_guarded_tensor_outside(code, function, guard_end, scope_end)
 
 
@@ -321,9 +323,21 @@ def _mutates_guarded_tensor_outside(code: str, function: Scope, guard_end: int, 
             if name not in created and _mentions(source, created) and not _makes_new_tensor(source):
                 created.add(name)
                 changed = True
-    names = "|".join(sorted(map(re.escape, created)))
-    in_place = re.compile(rf"(?<![\w.:>])(?:{names})\b(?!\s*(?:\.|->)\s*clone\b){_IN_PLACE_AFTER}", re.VERBOSE)
-    return bool(in_place.search(outside))
+    return _updates_in_place(outside, created)
+
+
+def _updates_in_place(code: str, names: Set[str]) -> bool:
+    """`name.add_(...)`, `name.view(...).zero_()`, `name += ...`, `name[i] = ...` or
+    `torch::something_(name, ...)` for one of `names`."""
+    if not names:
+        return False
+    alternatives = "|".join(sorted(map(re.escape, names)))
+    in_place = re.compile(
+        rf"(?<![\w.:>])(?:{alternatives})\b(?!\s*(?:\.|->)\s*clone\b){_IN_PLACE_AFTER}"
+        rf"|\b\w+_\s*\(\s*(?:{alternatives})\b",
+        re.VERBOSE,
+    )
+    return bool(in_place.search(code))
 
 
 def _makes_new_tensor(expression: str) -> bool:
