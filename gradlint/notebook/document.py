@@ -34,6 +34,12 @@ class Cell:
     start: int
     end: int
     items: Optional[Tuple[Tuple[str, str], ...]]
+    # A cell's own language (VS Code's `metadata.vscode.languageId`), when it says one.
+    language: Optional[str] = None
+
+    @property
+    def is_python(self) -> bool:
+        return self.cell_type == "code" and self.language in (None, "python")
 
 
 @dataclass(frozen=True)
@@ -48,8 +54,9 @@ class Notebook:
         return self.text.isascii() and bool(_NON_ASCII_ESCAPE.search(self.text))
 
     @property
-    def code_cells(self) -> Tuple[Cell, ...]:
-        return tuple(cell for cell in self.cells if cell.cell_type == "code")
+    def python_cells(self) -> Tuple[Cell, ...]:
+        """The cells that are Python code."""
+        return tuple(cell for cell in self.cells if cell.is_python)
 
     def kernel_language(self) -> Optional[str]:
         for key, field in (("kernelspec", "language"), ("language_info", "name")):
@@ -198,6 +205,7 @@ def _read_cell(text: str, number: int, start: int, members: Any) -> Cell:
             raise NotebookError(f"code cell {number + 1} has no \"source\"")
         return Cell(number, cell_type, "", start, start, None)
     source_start, source_end, value = found["source"]
+    language = _cell_language(found.get("metadata", (0, 0, None))[2])
     if isinstance(value, list):
         elements, _ = _elements(text, source_start)
         items = []
@@ -206,11 +214,17 @@ def _read_cell(text: str, number: int, start: int, members: Any) -> Cell:
                 raise NotebookError(f"cell {number + 1}: \"source\" holds a {type(item).__name__}, "
                                     "not only strings")
             items.append((item, text[item_start:item_end]))
-        return Cell(number, cell_type, "".join(value), source_start, source_end, tuple(items))
+        return Cell(number, cell_type, "".join(value), source_start, source_end, tuple(items), language)
     if not isinstance(value, str):
         raise NotebookError(f"cell {number + 1}: \"source\" is a {type(value).__name__}, "
                             "not a string or a list of strings")
-    return Cell(number, cell_type, value, source_start, source_end, None)
+    return Cell(number, cell_type, value, source_start, source_end, None, language)
+
+
+def _cell_language(metadata: Any) -> Optional[str]:
+    vscode = metadata.get("vscode") if isinstance(metadata, dict) else None
+    language = vscode.get("languageId") if isinstance(vscode, dict) else None
+    return language if isinstance(language, str) else None
 
 
 def read_notebook(text: str) -> Notebook:

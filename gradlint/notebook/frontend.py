@@ -42,10 +42,10 @@ def _ends_line(text: str) -> bool:
 
 def program(notebook: Notebook) -> str:
     """The code cells as one Python program."""
-    code_cells = notebook.code_cells
+    python_cells = notebook.python_cells
     parts = []
-    for ordinal, cell in enumerate(code_cells, start=1):
-        parts.append(_marker(cell.index + 1, ordinal, len(code_cells)))
+    for ordinal, cell in enumerate(python_cells, start=1):
+        parts.append(_marker(cell.index + 1, ordinal, len(python_cells)))
         body = neutralize(cell.source)
         parts.append(body if not body or _ends_line(body) else body + "\n")
     return "".join(parts)
@@ -109,7 +109,7 @@ class NotebookSource(DecodedSource):
     def encode(self, text: str) -> bytes:
         if text == self.text or self.notebook is None:
             return self.raw
-        originals = {cell.index: cell.source for cell in self.notebook.code_cells}
+        originals = {cell.index: cell.source for cell in self.notebook.python_cells}
         sources: Dict[int, str] = {}
         for index, body in split_program(text):
             source = restore(body)
@@ -156,7 +156,7 @@ class NotebookLanguage(PythonLanguage):
         if not _is_python(kernel):
             return NotebookSource("", "utf-8", bom, raw, notebook,
                                   (f"skipped: the notebook's kernel language is {kernel}, not Python",))
-        for cell in notebook.code_cells:
+        for cell in notebook.python_cells:
             if any(char in cell.source for char in RESERVED):
                 raise SourceError(f"cell {cell.index + 1} holds U+E000 or U+E001, which gradlint reserves "
                                   "for its own markers")

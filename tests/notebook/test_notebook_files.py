@@ -172,3 +172,12 @@ def test_a_syntax_error_names_the_cell_ipython_would_fail_on(cells, expected):
     [finding] = linter.check_text(program, "nb.ipynb", NOTEBOOK)
     assert (finding.cell, finding.start.line, finding.start.column) == expected
     assert "error at" not in finding.message
+
+
+def test_a_cell_in_another_language_is_skipped(folder):
+    document = json.loads(notebook(["import torch\n", "with torch.no_grad:\n", "    pass\n"],
+                                   ["SELECT * FROM runs WHERE (grad"]))
+    document["cells"][1]["metadata"] = {"vscode": {"languageId": "sql"}}
+    (folder / "nb.ipynb").write_text(json.dumps(document), encoding="utf-8")
+    result = run("check", "nb.ipynb", "--select", "GL001,GL402", "--output-format", "json")
+    assert [(finding["code"], finding["cell"]) for finding in json.loads(result.stdout)] == [("GL402", 0)]
