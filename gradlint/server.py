@@ -61,8 +61,8 @@ def _default_settings():
 def _prepare(ls: LanguageServer, document: TextDocument) -> Optional[Tuple[str, Language, Linter, str]]:
     path = document.path if document.uri.startswith("file:") else None
     name = path if path and language_for(path) else _NAME_FOR_LANGUAGE_ID.get(document.language_id or "")
-    if name is None:
-        return None
+    if name is None or name.lower().endswith(".ipynb"):
+        return None  # a notebook's JSON text: findings count lines within cells, not in it
     settings = _settings_for(ls, path) if path else _default_settings()
     return name, language_for(name), linter_for(settings), document.source
 

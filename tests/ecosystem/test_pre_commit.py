@@ -2,6 +2,7 @@
 
 pre-commit installs the hook with pip from the project's committed HEAD, so this test needs
 git and the package registry, and it sees only what is committed."""
+import json
 import os
 import re
 import shutil
@@ -19,6 +20,14 @@ pytestmark = [
 ]
 
 
+NOTEBOOK = {
+    "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+               "source": ["import torch\n", "with torch.inference_mode:\n", "    pass\n"]}],
+    "metadata": {"kernelspec": {"language": "python", "name": "python3", "display_name": "Python 3"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+
+
 def _git(*args, cwd):
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
@@ -30,6 +39,8 @@ def repository(tmp_path):
     _git("init", "-q", cwd=work)
     (work / "model.py").write_text(BAD_PYTHON, encoding="utf-8")
     (work / "kernel.cpp").write_text(BAD_CPP, encoding="utf-8")
+    (work / "ops.cu").write_text(BAD_CPP, encoding="utf-8")
+    (work / "eval.ipynb").write_text(json.dumps(NOTEBOOK), encoding="utf-8")
     (work / "README.txt").write_text("with torch.no_grad: is not checked here\n", encoding="utf-8")
     _git("add", ".", cwd=work)
     return work
@@ -55,15 +66,17 @@ def test_hooks_report_then_fix_with_real_pre_commit(repository):
     assert checked.returncode == 1, output
     assert "model.py:5:10: GL402" in output
     assert re.search(r"kernel\.cpp:4:\d+: GL101", output)
+    assert re.search(r"ops\.cu:4:\d+: GL101", output)  # pre-commit tags .cu as cuda, not c++
+    assert "eval.ipynb:cell 1:2:6: GL402" in output
     assert "README.txt" not in output  # not a file type the hook takes
 
     fixed = _try_repo(repository, "gradlint-fix")
     output = fixed.stdout + fixed.stderr
-    assert fixed.returncode == 1, output  # files changed, and GL101 has no fix
+    assert fixed.returncode == 1, output  # files changed
     assert "files were modified by this hook" in output
     assert (repository / "model.py").read_text(encoding="utf-8") == BAD_PYTHON.replace(
         "with torch.no_grad:", "with torch.no_grad():")
-    assert (repository / "kernel.cpp").read_text(encoding="utf-8") == BAD_CPP
+    assert "with torch.inference_mode():" in (repository / "eval.ipynb").read_text(encoding="utf-8")
 
     again = _try_repo(repository, "gradlint", "model.py")
     assert again.returncode == 0, again.stdout + again.stderr
