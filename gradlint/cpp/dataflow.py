@@ -19,7 +19,7 @@ from gradlint.cpp.scopes import Scope
 
 _ASSIGNED = re.compile(r"(?<![\w.>:])(?P<name>[A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*=(?!=)")
 _BEFORE_PLAIN_ASSIGNMENT = re.compile(r"(?:^|[;{}(),]|\belse|\breturn|\bdo)\s*$")
-_STATEMENT = re.compile(r"[^;{}]*[;{}]")
+_STATEMENT_END = re.compile(r"[;{}()]")
 VIEW_CHAIN = (
     r"(?:\s*(?:\.\s*(?:view|select|slice|narrow|expand|expand_as|as_strided|transpose|t|permute|"
     r"squeeze|unsqueeze|reshape|flatten|unflatten|view_as|contiguous|to|float|alias|diagonal|"
@@ -90,13 +90,29 @@ def steps_after(code: str, region: Region) -> Iterator[Step]:
     """The statements from the end of the guard's scope to the end of the function,
     updating the taint as views, clones and rebinding happen."""
     tainted = dict(region.assigned)
-    start = region.scope.close + 1
-    for match in _STATEMENT.finditer(code, start, region.function.close):
+    for start, end in statements(code, region.scope.close + 1, region.function.close):
         if not tainted:
             return
-        text = match.group(0)
-        yield Step(match.start(), match.end(), text, dict(tainted))
+        text = code[start:end]
+        yield Step(start, end, text, dict(tainted))
         _update(text, tainted)
+
+
+def statements(code: str, start: int, end: int) -> Iterator[Tuple[int, int]]:
+    """(start, end) of each statement in code[start:end]: text up to a `;` or a brace
+    outside parentheses (braces inside parentheses are initializer lists)."""
+    depth = 0
+    for match in _STATEMENT_END.finditer(code, start, end):
+        char = match.group(0)
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            yield start, match.end()
+            start = match.end()
+    if start < end:
+        yield start, end
 
 
 def _update(text: str, tainted: Dict[str, int]) -> None:
@@ -120,7 +136,7 @@ def module_assignments(code: str, region: Region) -> Dict[str, int]:
     for name, offset in region.assigned.items():
         value_start = code.index("=", offset) + 1
         value = code[value_start:code.find(";", value_start)]
-        declared_as_module = re.search(_MODULE_DECLARATION.format(name=re.escape(name)),
+        declared_as_module = re.search(_MODULE_DECLARATION.replace("{name}", re.escape(name)),
                                        code[region.function.open:region.guard.type_start])
         if _MODULE_VALUE.match(value) and (declared_as_module or re.match(r"\s*(?:torch\s*::\s*)?nn\s*::", value)):
             modules[name] = offset
@@ -139,7 +155,7 @@ def requires_grad_names(code: str, function: Scope) -> Set[str]:
     """Variables of `function` that are known to require grad."""
     names: Set[str] = set()
     body = code[function.open:function.close]
-    for match in re.finditer(r"(?P<name>[A-Za-z_]\w*)\s*=\s*[^;]*requires_grad\s*\(\s*true\s*\)", body):
+    for match in re.finditer(r"(?P<name>[A-Za-z_]\w*)\s*=\s*[^;]*requires_grad\s*\(\s*(?:true\s*)?\)", body):
         names.add(match.group("name"))
     for match in re.finditer(r"(?P<name>[A-Za-z_]\w*)\s*(?:\.\s*requires_grad_\s*\(\s*(?:true\s*)?\)|"
                              r"\.\s*set_requires_grad\s*\(\s*true\s*\))", body):
@@ -150,10 +166,11 @@ def requires_grad_names(code: str, function: Scope) -> Set[str]:
 
 
 def module_names(code: str, function: Scope) -> Set[str]:
-    """Variables of `function` holding a `torch::nn` module (their parameters require grad)."""
-    body = code[function.open:function.close]
+    """Variables and parameters of `function` holding a `torch::nn` module (their
+    parameters require grad)."""
+    body = code[function.start:function.close]
     names = {match.group("name") for match in re.finditer(
-        r"(?:torch\s*::\s*)?nn\s*::\s*[A-Z]\w*\s+(?P<name>[A-Za-z_]\w*)\s*[({;=]", body)}
+        r"(?:torch\s*::\s*)?nn\s*::\s*[A-Z]\w*\s*[&*]*\s+(?P<name>[A-Za-z_]\w*)\s*[({;=,)]", body)}
     names |= {match.group("name") for match in re.finditer(
         r"\bauto\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?:torch\s*::\s*)?nn\s*::\s*[A-Z]\w*\s*[({]", body)}
     return names

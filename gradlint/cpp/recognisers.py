@@ -43,7 +43,8 @@ REDISPATCH = re.compile(
 # A kernel that wires the autograd graph itself.
 BUILDS_GRAD_FN = re.compile(
     r"\bset_history\s*\(|\bcollect_next_edges\s*\(|\bset_next_edges\s*\(|\bset_gradient_edge\s*\(|"
-    r"\bmake_shared\s*<\s*(?:[\w:]*::)?\w*Backward\w*\s*>|\bstd::shared_ptr\s*<\s*(?:[\w:]*::)?Node\s*>|"
+    r"\b(?:make_shared|make_intrusive)\s*<\s*(?:[\w:]*::)?\w*Backward\w*\s*>|"
+    r"\b(?:shared_ptr|intrusive_ptr)\s*<\s*(?:[\w:]*::)?Node\s*>|"
     r"\badd_input_metadata\s*\("
 )
 # Inference code: loads a scripted module or runs a module's forward.

@@ -262,9 +262,9 @@ def _classify(code: str, boundary: int, brace: int, parent: Scope) -> Scope:
     if _CONTROL.search(text):
         scope.kind = "block"
         return scope
-    if _ENDS_LIKE_EXPRESSION.search(text):
-        return scope
     body = _strip_trailing(text)
+    if _ENDS_LIKE_EXPRESSION.search(body):
+        return scope
     if body.endswith("]") or body.endswith(")"):
         close = len(body) - 1
         if body.endswith(")"):

@@ -73,11 +73,13 @@ def _diagnose(file, decl) -> Diagnostic:
     if decl.form == "using":
         return Diagnostic(*where, "`AutoNonVariableTypeMode` is deprecated (torch-semantics §6): " + _BOTH)
     if decl.form in ("named", "auto", "temporary", "vexing") and not decl.enabled:
+        removal = delete_statement(file.text, decl.statement_start, decl.statement_end)
         return Diagnostic(
             *where,
             "`AutoNonVariableTypeMode(false)` fails an internal assert at run time "
             "(`enabled INTERNAL ASSERT FAILED`, torch-semantics §6b): delete it, or use "
             "`c10::AutoGradMode(true)` if the intent was to turn grad mode on",
+            Fix((removal,), Safety.UNSAFE, "Remove the guard"),
         )
     if decl.form not in ("named", "auto"):
         return Diagnostic(*where, "`AutoNonVariableTypeMode` is deprecated (torch-semantics §6): " + _BOTH)

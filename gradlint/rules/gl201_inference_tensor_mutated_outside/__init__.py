@@ -20,6 +20,13 @@ class InferenceTensorMutatedOutside(Rule):
     parameter in place. Rebinding, `.clone()` and out-of-place results end the tracking.
     A nested `torch.inference_mode(False)` counts as outside.
 
+    In C++: a variable assigned inside a scope that holds an enabled `c10::InferenceMode`
+    guard, then updated in place after the scope closes in the same function: any
+    `v.xxx_(...)` call (`add_`, `copy_`, `index_put_`, `resize_`, ...), `v += ...` and the
+    other compound assignments, `v[i] = ...`, `at::xxx_out(v, ...)`. Views (`v.view(...)`,
+    `v[0]`, `v.select(...)`) carry the taint; `.clone()` and rebinding clear it;
+    `v.detach()` is not followed (its writes do not raise, §7a).
+
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §1): every one of these updates raises
     `RuntimeError: Inplace update to inference tensor outside InferenceMode is not
@@ -29,11 +36,23 @@ class InferenceTensorMutatedOutside(Rule):
     before it raises. Writes through `t.detach()` or `t.data` do not raise (they silently
     change `t`), so gradlint does not report them as this error.
 
+    In C++ the same (torch-semantics §7a): `c10::Error` with the same message, also for
+    `index_put_`, `copy_` and `view(...).add_(...)`.
+
     ## Example
     ```python
     with torch.inference_mode():
         scores = model(batch).softmax(-1)
     scores.clamp_(min=1e-6)
+    ```
+
+    ```cpp
+    torch::Tensor scores;
+    {
+      c10::InferenceMode guard;
+      scores = head->forward(features).sigmoid();
+    }
+    scores.clamp_(0.05, 1.0);
     ```
 
     ## Use instead
@@ -45,7 +64,20 @@ class InferenceTensorMutatedOutside(Rule):
     ```
     or do the update inside the block, or out of place (`scores = scores.clamp(min=1e-6)`).
 
+    ```cpp
+    torch::Tensor scores;
+    {
+      c10::InferenceMode guard;
+      scores = head->forward(features).sigmoid();
+    }
+    scores = scores.clone();
+    scores.clamp_(0.05, 1.0);
+    ```
+
     ## Fix safety
+    C++: no automatic fix (clone where the value leaves the scope, or move the update
+    inside it).
+
     The fix clones the value where it leaves inference mode: `x = x.clone()` right after
     the block, or `.clone()` on the call that returns it. It is safe when the value is
     bound unconditionally in the block and no other name holds it, so every alias is
@@ -62,7 +94,12 @@ class InferenceTensorMutatedOutside(Rule):
     summary = "Tensor made under `inference_mode` updated in place after the block"
     fix_safety = Safety.SAFE
     # Inference mode is entered somewhere in the file (the alias import names it too).
-    prefilter = {"python": r"inference_mode|_InferenceMode"}
+    prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
+
+    def check_cpp(self, file):
+        from gradlint.rules.gl201_inference_tensor_mutated_outside.cpp import check
+
+        return check(file)
 
     def check_python(self, file):
         from gradlint.rules.gl201_inference_tensor_mutated_outside.python import check
