@@ -21,6 +21,7 @@ from gradlint.discovery import DiscoveryError, discover
 from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, reporters
+from gradlint.reporters.progress import with_progress
 from gradlint.settings import (
     DEFAULT_EXCLUDES, SelectionError, Settings, expand_per_file_ignores, resolve_layers,
 )
@@ -117,12 +118,16 @@ def _display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _files(paths: Sequence[str], settings: Settings, force_exclude: bool) -> Tuple[List[str], list]:
+def _files(paths: Sequence[str], settings: Settings, force_exclude: bool) -> Tuple[Sequence[str], list]:
     try:
         found = discover(paths or ["."], settings, force_exclude)
     except DiscoveryError as error:
         raise GradlintError(str(error)) from None
-    return [_display_path(path) for path in found.files], found.skipped
+    files = [_display_path(path) for path in found.files]
+    context = click.get_current_context(silent=True)
+    quiet = bool(context and context.params.get("quiet"))
+    verb = "Fixing" if context and context.info_name == "fix" else "Checking"
+    return with_progress(files, verb, quiet), found.skipped
 
 
 def _report(result: RunResult, options: dict, statistics_out=None) -> None:
