@@ -21,6 +21,7 @@ from gradlint.discovery import DiscoveryError, discover
 from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, reporters
+from gradlint.runner import DEFAULT_CACHE_DIR, defer_import, run_files
 from gradlint.reporters.progress import with_progress
 from gradlint.settings import (
     DEFAULT_EXCLUDES, SelectionError, Settings, expand_per_file_ignores, resolve_layers,
@@ -68,6 +69,11 @@ def shared_options(function):
         click.option("--show-fixes", is_flag=True, help="List the fixes that were applied."),
         click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary."),
         click.option("--verbose", "-v", is_flag=True, help="Show tracebacks of internal errors."),
+        click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Worker processes (default: the number of cores; small runs use one)."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
+        click.option("--cache-dir", type=click.Path(file_okay=False),
+                     help=f"Where to keep the result cache (default: {DEFAULT_CACHE_DIR} beside the configuration)."),
         click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
                      show_default=True, help="Colour the output (auto honours NO_COLOR and non-terminals)."),
     ]
@@ -168,7 +174,7 @@ def _print_statistics(result: RunResult, reporter_options: ReporterOptions) -> N
         click.echo(f"{count:>5}\t{code}\t[{name}]{marker}")
 
 
-def _summary(result: RunResult, skipped, quiet: bool) -> None:
+def _summary(result: RunResult, skipped, quiet: bool, file_count: Optional[int] = None) -> None:
     for report in result.reports:
         if report.error:
             click.echo(f"gradlint: error: {report.error}", err=True)
@@ -179,7 +185,7 @@ def _summary(result: RunResult, skipped, quiet: bool) -> None:
     if quiet:
         return
     findings = result.findings
-    files = len(result.reports)
+    files = len(result.reports) if file_count is None else file_count
     checked = f"{files} file{'s' if files != 1 else ''}"
     if result.mode == "fix":
         applied = len(result.applied_fixes)
@@ -219,9 +225,9 @@ def _stdin_source(name: str):
         raise GradlintError(f"{name}: cannot decode stdin: {error}") from None
 
 
-def _finish(result: RunResult, options: dict, skipped=()) -> None:
+def _finish(result: RunResult, options: dict, skipped=(), file_count: Optional[int] = None) -> None:
     _report(result, options)
-    _summary(result, skipped, options["quiet"])
+    _summary(result, skipped, options["quiet"], file_count)
     code = exit_code(result.reports)
     if options["exit_zero"] and code == 1:
         code = 0
@@ -232,6 +238,7 @@ def _finish(result: RunResult, options: dict, skipped=()) -> None:
 @click.version_option(__version__, prog_name="gradlint")
 def main() -> None:
     """Find and fix misused PyTorch gradient-mode guards in Python and C++."""
+    defer_import("libcst")  # loaded only when some file needs parsing
 
 
 def _guarded(function):
@@ -267,8 +274,8 @@ def check(paths, **options) -> None:
         report = FileReport(name, linter.check_text(source.text, name, language))
         _finish(RunResult([report], "check", settings.unsafe_fixes), options)
     files, skipped = _files(paths, settings, options["force_exclude"])
-    reports = [linter.check_path(path) for path in files]
-    _finish(RunResult(reports, "check", settings.unsafe_fixes), options, skipped)
+    outcome = _run(files, settings, options, "check")
+    _finish(RunResult(outcome.reports, "check", settings.unsafe_fixes), options, skipped, outcome.file_count)
 
 
 @main.command()
@@ -294,7 +301,8 @@ def fix(paths, diff, **options) -> None:
                        f"[{finding.name}] {finding.message}", err=True)
         sys.exit(1 if outcome.findings and not options["exit_zero"] else 0)
     files, skipped = _files(paths, settings, options["force_exclude"])
-    reports = [linter.fix_path(path, write=not diff) for path in files]
+    outcome = _run(files, settings, options, "fix", write=not diff)
+    reports = outcome.reports
     if diff:
         changed = [report for report in reports if report.changed]
         for report in changed:
@@ -307,7 +315,18 @@ def fix(paths, diff, **options) -> None:
             click.echo(f"Would fix {count} finding{'s' if count != 1 else ''} in {len(changed)} "
                        f"file{'s' if len(changed) != 1 else ''}.", err=True)
         sys.exit(2 if any(report.error for report in reports) else (1 if changed else 0))
-    _finish(RunResult(reports, "fix", settings.unsafe_fixes), options, skipped)
+    _finish(RunResult(reports, "fix", settings.unsafe_fixes), options, skipped, outcome.file_count)
+
+
+def _run(files, settings: Settings, options: dict, mode: str, write: bool = True):
+    cache_dir = None
+    if not options["no_cache"]:
+        cache_dir = options["cache_dir"] or os.path.join(settings.root, DEFAULT_CACHE_DIR)
+    outcome = run_files(files, settings, mode, write=write, jobs=options["jobs"], cache_dir=cache_dir,
+                        verbose=options["verbose"])
+    if outcome.cache_error:
+        click.echo(f"gradlint: warning: {outcome.cache_error}", err=True)
+    return outcome
 
 
 def _print_diff(path: str, before: str, after: str) -> None:

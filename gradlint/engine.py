@@ -124,21 +124,23 @@ class Linter:
         findings.sort(key=lambda finding: finding.sort_key)
         return findings
 
-    def check_path(self, path: str) -> FileReport:
+    def check_path(self, path: str, raw: Optional[bytes] = None) -> FileReport:
+        """`raw`: the file's bytes when the caller has read them already."""
         report = FileReport(path)
-        loaded = self._load(path, report)
+        loaded = self._load(path, report, raw)
         if loaded is not None:
             language, source = loaded
             report.findings = self.check_text(source.text, path, language)
         return report
 
-    def _load(self, path: str, report: FileReport) -> Optional[Tuple[Language, DecodedSource]]:
+    def _load(self, path: str, report: FileReport,
+              raw: Optional[bytes] = None) -> Optional[Tuple[Language, DecodedSource]]:
         language = language_for(path)
         if language is None:
             report.notes.append(f"{path}: skipped: not a supported file type")
             return None
         try:
-            raw = read_bytes(path)
+            raw = read_bytes(path) if raw is None else raw
             source = language.decode(raw)
         except SourceError as error:
             report.error = f"{path}: cannot read: {error}"
@@ -187,9 +189,9 @@ class Linter:
             findings = self.check_text(text, path, language, enabled)
         return FixOutcome(text, findings, applied, notes)
 
-    def fix_path(self, path: str, write: bool = True) -> FileReport:
+    def fix_path(self, path: str, write: bool = True, raw: Optional[bytes] = None) -> FileReport:
         report = FileReport(path)
-        loaded = self._load(path, report)
+        loaded = self._load(path, report, raw)
         if loaded is None:
             return report
         language, source = loaded

@@ -1,0 +1,269 @@
+"""Running many files: a content-hash result cache, a process pool, a deterministic order.
+
+Each file is read once, hashed, and looked up in the cache; only misses are linted. The
+cache is one index per effective configuration (gradlint's version and code, the rule
+selection, per-file ignores, unsafe fixes), mapping each file's absolute path to the hash
+of the bytes that were checked and what was found in them, so a changed file replaces
+its entry instead of piling up new ones. The index is written to a temporary file and
+renamed over the old one, and it carries a checksum, so a reader sees a whole index or
+none: two runs sharing a cache at worst lose each other's new entries.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import marshal
+import multiprocessing
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from gradlint import __version__
+from gradlint.diagnostics import Edit, Finding, Fix, Position, Safety, Severity
+from gradlint.engine import FileReport, Linter
+from gradlint.frontend import language_for
+from gradlint.settings import Settings
+from gradlint.source import SourceError, read_bytes
+
+DEFAULT_CACHE_DIR = ".gradlint_cache"
+# Below this many files a pool costs more (start-up, pickling) than it saves.
+POOL_MIN_FILES = 48
+FILES_PER_TASK = 16
+_MAGIC = b"gradlint-cache-1\n"
+_CHECKSUM_SIZE = 16
+
+
+def defer_import(name: str) -> None:
+    """Make `import name` cheap: the module runs on first attribute access, so a run that
+    parses nothing (a warm cache, a file no rule selects) never pays for it."""
+    if name in sys.modules:
+        return
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return
+    if spec is None or spec.loader is None:
+        return
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# -- the cache --------------------------------------------------------------------------------
+
+def _code_fingerprint() -> str:
+    """The version plus the size and time of every module of the package, so that editing
+    a rule (without a version bump) invalidates what it found before."""
+    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    package = os.path.dirname(os.path.abspath(__file__))
+    for folder, subfolders, names in os.walk(package):
+        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py"):
+                status = os.stat(os.path.join(folder, name))
+                digest.update(f"{folder[len(package):]}/{name}:{status.st_size}:{status.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def configuration_key(settings: Settings) -> str:
+    """What findings depend on besides the file's bytes."""
+    parts = [
+        _code_fingerprint(),
+        ",".join(sorted(settings.enabled)),
+        repr(sorted((pattern, sorted(codes)) for pattern, codes in settings.per_file_ignores)),
+        settings.root if settings.per_file_ignores else "",
+        str(bool(settings.unsafe_fixes)),
+    ]
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def content_hash(raw: bytes) -> bytes:
+    return hashlib.blake2b(raw, digest_size=16).digest()
+
+
+def _encode_finding(finding: Finding) -> tuple:
+    fix = None
+    if finding.fix is not None:
+        fix = (tuple((edit.start, edit.end, edit.replacement) for edit in finding.fix.edits),
+               finding.fix.safety.value, finding.fix.title)
+    return (finding.code, finding.name, finding.message, finding.severity.value,
+            finding.start.line, finding.start.column, finding.end.line, finding.end.column,
+            finding.start_offset, finding.end_offset, fix, finding.cell)
+
+
+def _decode_finding(path: str, data: tuple) -> Finding:
+    (code, name, message, severity, start_line, start_column, end_line, end_column,
+     start_offset, end_offset, fix, cell) = data
+    if fix is not None:
+        edits, safety, title = fix
+        fix = Fix(tuple(Edit(*edit) for edit in edits), Safety(safety), title)
+    return Finding(path, code, name, message, Severity(severity), Position(start_line, start_column),
+                   Position(end_line, end_column), start_offset, end_offset, fix, cell)
+
+
+class ResultCache:
+    """path -> (content hash, encoded findings) for one configuration."""
+
+    def __init__(self, directory: str, settings: Settings) -> None:
+        self.directory = directory
+        self.path = os.path.join(directory, configuration_key(settings) + ".cache")
+        self.entries: Dict[str, Tuple[bytes, tuple]] = self._read()
+        self.updates: Dict[str, Tuple[bytes, tuple]] = {}
+
+    def _read(self) -> Dict[str, Tuple[bytes, tuple]]:
+        try:
+            with open(self.path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return {}
+        header = len(_MAGIC) + _CHECKSUM_SIZE
+        if not data.startswith(_MAGIC) or len(data) < header:
+            return {}
+        payload = data[header:]
+        if hashlib.blake2b(payload, digest_size=_CHECKSUM_SIZE).digest() != data[len(_MAGIC):header]:
+            return {}
+        try:
+            entries = marshal.loads(payload)
+        except (ValueError, EOFError, TypeError):
+            return {}
+        return entries if isinstance(entries, dict) else {}
+
+    def store(self, path: str, digest: bytes, encoded_findings: tuple) -> None:
+        self.updates[os.path.abspath(path)] = (digest, encoded_findings)
+
+    def save(self) -> Optional[str]:
+        """Merge this run's entries into the index on disk; an error message if it cannot."""
+        if not self.updates:
+            return None
+        merged = self._read()  # another run may have written since we read
+        merged.update(self.updates)
+        payload = marshal.dumps(merged)
+        data = _MAGIC + hashlib.blake2b(payload, digest_size=_CHECKSUM_SIZE).digest() + payload
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            ignore = os.path.join(self.directory, ".gitignore")
+            if not os.path.exists(ignore):
+                with open(ignore, "w") as handle:
+                    handle.write("# Created by gradlint: a cache, never commit it.\n*\n")
+            handle, temporary = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=self.directory)
+            try:
+                with os.fdopen(handle, "wb") as stream:
+                    stream.write(data)
+                os.replace(temporary, self.path)
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        except OSError as error:
+            return f"cannot write the cache in {self.directory}: {error.strerror or error}"
+        self.entries, self.updates = merged, {}
+        return None
+
+
+# -- one file ---------------------------------------------------------------------------------
+
+@dataclass
+class _Job:
+    """What every worker needs; inherited by forked workers, pickled for spawned ones."""
+
+    settings: Settings
+    verbose: bool
+    mode: str  # "check" or "fix"
+    write: bool
+    cache_entries: Optional[Dict[str, Tuple[bytes, tuple]]]
+    linter: Optional[Linter] = field(default=None, repr=False)
+
+    def lint(self, path: str) -> Tuple[FileReport, Optional[Tuple[bytes, tuple]]]:
+        """The report, and the cache entry to store (None: nothing new to cache)."""
+        if self.linter is None:
+            self.linter = Linter(self.settings, verbose=self.verbose)
+        try:
+            raw = read_bytes(path)
+        except SourceError as error:
+            return FileReport(path, error=f"{path}: cannot read: {error}"), None
+        digest = content_hash(raw) if self.cache_entries is not None else None
+        if digest is not None:
+            entry = self.cache_entries.get(os.path.abspath(path))
+            if entry is not None and entry[0] == digest:
+                findings = [_decode_finding(path, data) for data in entry[1]]
+                if self.mode == "check" or not any(
+                        f.fix is not None and f.fix.is_applicable(self.settings.unsafe_fixes) for f in findings):
+                    return FileReport(path, findings), None
+        if self.mode == "check":
+            report = self.linter.check_path(path, raw=raw)
+        else:
+            report = self.linter.fix_path(path, write=self.write, raw=raw)
+        if digest is None or report.error is not None or report.notes:
+            return report, None
+        if report.changed:
+            if not self.write:
+                return report, None
+            # The bytes just written: the same codec and byte-order mark as the original.
+            digest = content_hash(language_for(path).decode(raw).encode(report.fixed))
+        return report, (digest, tuple(_encode_finding(f) for f in report.findings))
+
+
+_WORKER_JOB: Optional[_Job] = None
+
+
+def _init_worker(job: _Job) -> None:
+    global _WORKER_JOB
+    _WORKER_JOB = job
+
+
+def _lint_many(paths: Sequence[str]) -> list:
+    return [_WORKER_JOB.lint(path) for path in paths]
+
+
+# -- many files -------------------------------------------------------------------------------
+
+@dataclass
+class RunOutcome:
+    # Only the reports worth showing (findings, errors, notes, changes), in input order;
+    # clean files are only counted, so memory does not grow with the number of files.
+    reports: List[FileReport]
+    file_count: int
+    cache_error: Optional[str] = None
+
+
+def _worth_keeping(report: FileReport) -> bool:
+    return bool(report.findings or report.error or report.notes or report.applied_fixes or report.changed)
+
+
+def run_files(files: Sequence[str], settings: Settings, mode: str = "check", write: bool = True,
+              jobs: Optional[int] = None, cache_dir: Optional[str] = DEFAULT_CACHE_DIR,
+              verbose: bool = False) -> RunOutcome:
+    """Check (or fix) `files`; `cache_dir=None` disables the cache, `jobs=1` the pool."""
+    cache = ResultCache(cache_dir, settings) if cache_dir is not None else None
+    job = _Job(settings, verbose, mode, write, cache.entries if cache is not None else None)
+    jobs = default_jobs() if jobs is None else jobs
+    reports: List[FileReport] = []
+    for path, (report, entry) in zip(files, _results(job, files, jobs)):
+        if entry is not None:
+            cache.store(path, *entry)
+        if _worth_keeping(report):
+            reports.append(report)
+    cache_error = cache.save() if cache is not None else None
+    return RunOutcome(reports, len(files), cache_error)
+
+
+def _results(job: _Job, files: Sequence[str], jobs: int):
+    if jobs <= 1 or len(files) < POOL_MIN_FILES:
+        for path in files:
+            yield job.lint(path)
+        return
+    tasks = [files[start:start + FILES_PER_TASK] for start in range(0, len(files), FILES_PER_TASK)]
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    context = multiprocessing.get_context(method)
+    with context.Pool(min(jobs, len(tasks)), initializer=_init_worker, initargs=(job,)) as pool:
+        for results in pool.imap(_lint_many, tasks):  # imap keeps the input order
+            yield from results
