@@ -29,11 +29,11 @@ class Cell:
     index: int  # position in the notebook's "cells" list, markdown cells included
     cell_type: str
     source: str  # the lines joined
-    # Where the "source" value sits in the JSON text, and its items (value, raw token)
-    # when it is a list.
+    # Where the "source" value sits in the JSON text, and whether it is a list of lines
+    # (else one string).
     start: int
     end: int
-    items: Optional[Tuple[Tuple[str, str], ...]]
+    is_list: bool
     # A cell's own language (VS Code's `metadata.vscode.languageId`), when it says one.
     language: Optional[str] = None
 
@@ -87,13 +87,14 @@ class Notebook:
         """A source value laid out as the original one was: a string stays a string; a
         list keeps its line breaks and indentation, and lines that did not change keep
         their original spelling (escapes included)."""
-        if cell.items is None:
+        if not cell.is_list:
             return self._dump(source)
         lines = split_lines(source)
         if not lines:
             return "[]"
         raw = self.text[cell.start:cell.end]
-        spelled = dict(cell.items)
+        elements, _ = _elements(self.text, cell.start)
+        spelled = {value: self.text[start:end] for start, end, value in elements}
         tokens = [spelled.get(line) or self._dump(line) for line in lines]
         opening, separator, closing = _list_layout(raw, self.text, cell.start)
         return "[" + opening + ("," + separator).join(tokens) + closing + "]"
@@ -125,18 +126,34 @@ def _after_first_item(raw: str) -> Optional[int]:
 
 # -- reading ----------------------------------------------------------------------------------
 
+class _Malformed(Exception):
+    """Structure the walk did not expect; the standard parser then says what is wrong."""
+
+
+# One regex step per member or element: the whitespace, the key and the colon; the
+# separator after a value.
+_OPEN_OBJECT = re.compile(r"\{[ \t\n\r]*")
+_OPEN_ARRAY = re.compile(r"\[[ \t\n\r]*")
+_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"[ \t\n\r]*:[ \t\n\r]*', re.DOTALL)
+_NEXT = re.compile(r"[ \t\n\r]*([,}\]])[ \t\n\r]*")
+
+
 def _skip(text: str, index: int) -> int:
     return _WHITESPACE.match(text, index).end()
 
 
-def _expect(text: str, index: int, char: str, what: str) -> int:
-    if index >= len(text) or text[index] != char:
-        raise json.JSONDecodeError(f"Expecting {what}", text, index)
-    return index + 1
-
-
 def _decode(text: str, index: int) -> Tuple[Any, int]:
     return _DECODER.raw_decode(text, index)
+
+
+def _separator(text: str, index: int, closing: str) -> Tuple[bool, int]:
+    """After a value: (True, where the next one starts) or (False, the container's end)."""
+    step = _NEXT.match(text, index)
+    if step is None or step.group(1) not in ("," + closing):
+        raise _Malformed
+    if step.group(1) == ",":
+        return True, step.end()
+    return False, step.end(1)
 
 
 Member = Tuple[str, int, int, Any]  # key, value start, value end, value
@@ -146,37 +163,43 @@ Walk = Callable[[str, int], Tuple[Any, int]]
 def _members(text: str, index: int, walks: Optional[Dict[str, Walk]] = None) -> Tuple[List[Member], int]:
     """The members of the object at text[index], and its end. A key in `walks` has its
     value read by that function instead of decoded whole."""
-    index = _skip(text, _expect(text, index, "{", "'{'"))
+    opening = _OPEN_OBJECT.match(text, index)
+    if opening is None:
+        raise _Malformed
+    index = opening.end()
     members: List[Member] = []
     if text.startswith("}", index):
         return members, index + 1
     while True:
-        index = _expect(text, index, '"', "property name enclosed in double quotes")
-        key, index = scanstring(text, index)
-        index = _skip(text, _expect(text, _skip(text, index), ":", "':' delimiter"))
+        key_match = _KEY.match(text, index)
+        if key_match is None:
+            raise _Malformed
+        key = key_match.group(1)
+        if "\\" in key:
+            key = scanstring(text, key_match.start() + 1)[0]
+        index = key_match.end()
         value, end = (walks.get(key, _decode) if walks else _decode)(text, index)
         members.append((key, index, end, value))
-        index = _skip(text, end)
-        if text.startswith(",", index):
-            index = _skip(text, index + 1)
-            continue
-        return members, _expect(text, index, "}", "',' delimiter")
+        more, index = _separator(text, end, "}")
+        if not more:
+            return members, index
 
 
 def _elements(text: str, index: int, walk: Walk = _decode) -> Tuple[List[Tuple[int, int, Any]], int]:
     """(start, end, value) of each element of the array at text[index], and its end."""
-    index = _skip(text, _expect(text, index, "[", "'['"))
+    opening = _OPEN_ARRAY.match(text, index)
+    if opening is None:
+        raise _Malformed
+    index = opening.end()
     elements: List[Tuple[int, int, Any]] = []
     if text.startswith("]", index):
         return elements, index + 1
     while True:
         value, end = walk(text, index)
         elements.append((index, end, value))
-        index = _skip(text, end)
-        if text.startswith(",", index):
-            index = _skip(text, index + 1)
-            continue
-        return elements, _expect(text, index, "]", "',' delimiter")
+        more, index = _separator(text, end, "]")
+        if not more:
+            return elements, index
 
 
 def _cell_members(text: str, index: int) -> Tuple[Any, int]:
@@ -203,22 +226,19 @@ def _read_cell(text: str, number: int, start: int, members: Any) -> Cell:
     if "source" not in found:
         if cell_type == "code":
             raise NotebookError(f"code cell {number + 1} has no \"source\"")
-        return Cell(number, cell_type, "", start, start, None)
+        return Cell(number, cell_type, "", start, start, False)
     source_start, source_end, value = found["source"]
     language = _cell_language(found.get("metadata", (0, 0, None))[2])
     if isinstance(value, list):
-        elements, _ = _elements(text, source_start)
-        items = []
-        for item_start, item_end, item in elements:
+        for item in value:
             if not isinstance(item, str):
                 raise NotebookError(f"cell {number + 1}: \"source\" holds a {type(item).__name__}, "
                                     "not only strings")
-            items.append((item, text[item_start:item_end]))
-        return Cell(number, cell_type, "".join(value), source_start, source_end, tuple(items), language)
+        return Cell(number, cell_type, "".join(value), source_start, source_end, True, language)
     if not isinstance(value, str):
         raise NotebookError(f"cell {number + 1}: \"source\" is a {type(value).__name__}, "
                             "not a string or a list of strings")
-    return Cell(number, cell_type, value, source_start, source_end, None, language)
+    return Cell(number, cell_type, value, source_start, source_end, False, language)
 
 
 def _cell_language(metadata: Any) -> Optional[str]:
@@ -230,28 +250,36 @@ def _cell_language(metadata: Any) -> Optional[str]:
 def read_notebook(text: str) -> Notebook:
     """Read the JSON text of an nbformat 4 notebook; NotebookError says what is wrong."""
     try:
-        start = _skip(text, 0)
-        if not text.startswith("{", start):
-            json.loads(text)  # the standard message for what is not JSON at all
-            raise NotebookError("the JSON document is not an object")
-        members, end = _members(text, start, {"cells": _cells})
-        if _skip(text, end) != len(text):
-            raise json.JSONDecodeError("Extra data", text, _skip(text, end))
-        found = {key: (value_start, value) for key, value_start, _, value in members}  # the last wins
-        if "cells" not in found:
-            if "worksheets" in found:
-                raise NotebookError("an nbformat 3 notebook (\"worksheets\"); convert it with "
-                                    "`jupyter nbconvert --to notebook --nbformat 4`")
-            raise NotebookError("no \"cells\" list: not a Jupyter notebook")
-        cells_start, elements = found["cells"]
-        if not text.startswith("[", cells_start):
-            raise NotebookError("\"cells\" is not a list")
-        cells = tuple(_read_cell(text, number, element_start, cell_members)
-                      for number, (element_start, _, cell_members) in enumerate(elements))
-        metadata = found.get("metadata", (0, {}))[1]
+        try:
+            return _read(text)
+        except _Malformed:
+            json.loads(text)  # the standard parser's message for what is wrong
+            raise NotebookError("not valid JSON") from None
     except json.JSONDecodeError as error:
         raise NotebookError(f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})") \
             from None
     except RecursionError:
         raise NotebookError("not readable: JSON nested too deeply") from None
+
+
+def _read(text: str) -> Notebook:
+    start = _skip(text, 0)
+    if not text.startswith("{", start):
+        json.loads(text)
+        raise NotebookError("the JSON document is not an object")
+    members, end = _members(text, start, {"cells": _cells})
+    if _skip(text, end) != len(text):
+        raise _Malformed
+    found = {key: (value_start, value) for key, value_start, _, value in members}  # the last wins
+    if "cells" not in found:
+        if "worksheets" in found:
+            raise NotebookError("an nbformat 3 notebook (\"worksheets\"); convert it with "
+                                "`jupyter nbconvert --to notebook --nbformat 4`")
+        raise NotebookError("no \"cells\" list: not a Jupyter notebook")
+    cells_start, elements = found["cells"]
+    if not text.startswith("[", cells_start):
+        raise NotebookError("\"cells\" is not a list")
+    cells = tuple(_read_cell(text, number, element_start, cell_members)
+                  for number, (element_start, _, cell_members) in enumerate(elements))
+    metadata = found.get("metadata", (0, {}))[1]
     return Notebook(text, cells, metadata if isinstance(metadata, dict) else {})
