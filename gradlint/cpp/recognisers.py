@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Set
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set
 
 from gradlint.cpp.scopes import Scope, ScopeTree
 
@@ -15,9 +15,14 @@ GUARD_TYPES = (
     "AutoDispatchBelowAutograd", "AutoNonVariableTypeMode", "AutoFwGradMode",
 )
 _TORCH_NAMESPACES = frozenset({"c10", "at", "torch", "autograd", "jit"})
+# Literal alternatives with no leading `\b`: `re` then scans fast; boundaries are checked after.
 _GUARD = re.compile(
-    r"(?<![\w:])(?P<type>(?:::\s*)?(?:[A-Za-z_]\w*\s*::\s*)*(?P<guard>" + "|".join(GUARD_TYPES) + r"))\b"
+    r"InferenceMode|NoGradGuard|AutoGradMode|AutoDispatchBelowADInplaceOrView|AutoDispatchBelowAutograd|"
+    r"AutoNonVariableTypeMode|AutoFwGradMode"
 )
+_WORD = re.compile(r"\w")
+# The qualification written before a guard name (matched on a short window ending there).
+_QUALIFICATION = re.compile(r"(?:(?<![\w:])::\s*|(?<![\w:]))(?:[A-Za-z_]\w*\s*::\s*)*$")
 _SPACE = re.compile(r"\s*")
 _NAMED = re.compile(
     r"\s*(?P<name>[A-Za-z_]\w*)\s*(?:(?P<parens>\((?P<args>[^();{}]*)\))|(?P<braces>\{(?P<bargs>[^{};]*)\}))?\s*;"
@@ -29,17 +34,31 @@ _USING = re.compile(r"\busing\s+$")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _NOT_VARIABLE = frozenset({"true", "false", "nullptr", "this"})
 
-_ALIAS = re.compile(r"\bnamespace\s+(?P<alias>[A-Za-z_]\w*)\s*=\s*(?P<target>(?:::)?[\w:]+)\s*;")
+_ALIAS = re.compile(r"namespace\s+(?P<alias>[A-Za-z_]\w*)\s*=\s*(?P<target>(?:::)?[\w:]+)\s*;")
 _USING_NAMESPACE = re.compile(r"\busing\s+namespace\s+(?P<target>(?:::)?[\w:\s]+?)\s*;")
 _USING_FUNCTION = re.compile(r"\busing\s+(?:::)?torch\s*::\s*autograd\s*::\s*Function\s*;")
 _FUNCTION_BASE = re.compile(r"(?P<qualifier>(?:::\s*)?(?:[A-Za-z_]\w*\s*::\s*)*)Function\s*<")
 
-# A kernel that calls back into the dispatcher (it needs the autograd keys excluded).
-REDISPATCH = re.compile(
-    r"\bDispatcher\s*::\s*singleton\s*\(|\bfindSchemaOrThrow\s*\(|\.redispatch\s*\(|"
-    r"\bat\s*::\s*redispatch\s*::|\bat\s*::\s*_ops\s*::\s*\w+\s*::\s*(?:call|redispatch)\b|"
-    r"\.typed\s*<|\bcallBoxed\s*\(|\bredispatchBoxed\s*\("
-)
+# A kernel that calls back into the dispatcher (it needs the autograd keys excluded). One
+# regex per spelling, each starting with a literal, so `re` scans for it quickly.
+_REDISPATCH_PATTERNS = tuple(re.compile(pattern) for pattern in (
+    r"Dispatcher\s*::\s*singleton\s*\(",
+    r"findSchemaOrThrow\s*\(",
+    r"redispatch(?:Boxed)?\s*(?:\(|::)",
+    r"_ops\s*::\s*\w+\s*::\s*(?:call|redispatch)\b",
+    r"typed\s*<",
+    r"callBoxed\s*\(",
+))
+
+
+def redispatch_calls(code: str, start: int = 0, end: Optional[int] = None) -> Iterator[int]:
+    """Offsets of calls into the dispatcher in code[start:end]."""
+    end = len(code) if end is None else end
+    for pattern in _REDISPATCH_PATTERNS:
+        for match in pattern.finditer(code, start, end):
+            yield match.start()
+
+
 # A kernel that wires the autograd graph itself.
 BUILDS_GRAD_FN = re.compile(
     r"\bset_history\s*\(|\bcollect_next_edges\s*\(|\bset_next_edges\s*\(|\bset_gradient_edge\s*\(|"
@@ -112,19 +131,25 @@ def namespace_aliases(code: str) -> Dict[str, str]:
 def find_guards(code: str, tree: ScopeTree, aliases: Dict[str, str]) -> List[GuardDecl]:
     found = []
     for match in _GUARD.finditer(code):
-        type_text = match.group("type")
-        qualifier = type_text[: len(type_text) - len(match.group("guard"))]
-        if not _qualifier_ok(qualifier, aliases):
+        if (match.start() > 0 and _WORD.match(code, match.start() - 1)) or _WORD.match(code, match.end()):
+            continue  # part of a longer identifier
+        window_start = max(0, match.start() - 160)
+        qualification = _QUALIFICATION.search(code, window_start, match.start())
+        if qualification is None:
+            continue  # part of a longer name: `foo.InferenceMode`, `x->NoGradGuard`
+        start = qualification.start()
+        if start > window_start and code[start - 1] in ".>":
+            continue
+        if not _qualifier_ok(code[start:match.start()], aliases):
             continue
         after = _SPACE.match(code, match.end()).end()
         if code.startswith("::", after):
             continue  # `InferenceMode::is_enabled()`
-        found.append(_describe(code, tree, match, match.group("guard")))
+        found.append(_describe(code, tree, start, match.end(), match.group(0)))
     return found
 
 
-def _describe(code: str, tree: ScopeTree, match: "re.Match[str]", guard: str) -> GuardDecl:
-    start, end = match.start("type"), match.end("type")
+def _describe(code: str, tree: ScopeTree, start: int, end: int, guard: str) -> GuardDecl:
     scope = tree.scope_at(start)
     window = code[max(0, start - 120):start]
     decl = GuardDecl(guard, start, end, "mention", start, end, scope)
@@ -198,13 +223,27 @@ def _autograd_function_class(bases: str, code: str, aliases: Dict[str, str]) -> 
     return False
 
 
+_FUNCTION_TEMPLATE = re.compile(r"Function\s*<")
+_REGISTRATION = re.compile(r"TORCH_LIBRARY_IMPL\s*\(")
+
+
+def _scopes_after(code: str, tree: ScopeTree, pattern: "re.Pattern[str]") -> List[Scope]:
+    """The scopes whose headers hold a match of `pattern` (the next `{` after it)."""
+    found: Dict[int, Scope] = {}
+    for match in pattern.finditer(code):
+        scope = tree.scope_opened_after(match.end())
+        if scope is not None:
+            found[scope.open] = scope
+    return list(found.values())
+
+
 def recognise(code: str, tree: ScopeTree, aliases: Dict[str, str]) -> Recognised:
     classes: Set[str] = set()
-    for scope in tree.scopes:
+    for scope in _scopes_after(code, tree, _FUNCTION_TEMPLATE):
         if scope.kind == "class" and scope.bases and _autograd_function_class(scope.bases, code, aliases):
             classes.add(scope.name)
     registrations = [
-        scope for scope in tree.scopes
+        scope for scope in _scopes_after(code, tree, _REGISTRATION)
         if scope.kind == "registration" and scope.name == "TORCH_LIBRARY_IMPL"
         and re.search(r",\s*(?:c10\s*::\s*DispatchKey\s*::\s*)?Autograd\w*\s*,", scope.arguments)
     ]
@@ -212,10 +251,13 @@ def recognise(code: str, tree: ScopeTree, aliases: Dict[str, str]) -> Recognised
     for registration in registrations:
         for impl in _IMPL.finditer(code, registration.open, registration.close):
             kernels.add(impl.group("name"))
-    redispatching = {
-        scope.name for scope in tree.scopes
-        if scope.kind == "function" and REDISPATCH.search(code, scope.open, scope.close)
-    }
+    redispatching = set()
+    for call in redispatch_calls(code):
+        function = tree.scope_at(call).enclosing_function()
+        while function is not None and function.kind != "function":
+            function = function.parent.enclosing_function() if function.parent else None
+        if function is not None:
+            redispatching.add(function.name)
     return Recognised(frozenset(classes), frozenset(kernels), registrations, frozenset(redispatching))
 
 
@@ -231,7 +273,7 @@ def autograd_method(function: Scope, recognised: Recognised) -> Optional[str]:
 
 def redispatches(code: str, function: Scope, recognised: Recognised) -> bool:
     """The body calls the dispatcher, or a function of this file that does."""
-    if REDISPATCH.search(code, function.open, function.close):
+    if next(redispatch_calls(code, function.open, function.close), None) is not None:
         return True
     return any(
         call.group("name") in recognised.redispatching and call.group("name") != function.name

@@ -19,7 +19,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from gradlint.cpp.lexer import Directive
 
-_STRUCTURE = re.compile(r"[{}();]")
+_BRACE = re.compile(r"[{}]")
 _ACCESS = re.compile(r"^\s*(?:(?:public|private|protected|signals|slots|Q_SLOTS)\s*:(?!:)\s*)+")
 _TEMPLATE = re.compile(r"^\s*template\s*<")
 _CASE_LABEL = re.compile(r"^\s*(?:case\b[^;]*?|default\s*):(?!:)\s*$", re.DOTALL)
@@ -52,22 +52,40 @@ REGISTRATION_MACROS = frozenset({"TORCH_LIBRARY_IMPL", "TORCH_LIBRARY", "TORCH_L
 _ENDS_LIKE_EXPRESSION = re.compile(r"(?:[=,(\[{?:!~^%*/+\-<|&]|\breturn|\bco_return|\bthrow)\s*$")
 
 _MAX_HEADER = 2000
+_PAREN = re.compile(r"[()]")
 FUNCTION_KINDS = ("function", "lambda", "method")
 
 
-@dataclass(eq=False)
 class Scope:
-    kind: str  # file, namespace, class, function, method (Objective-C), lambda, registration, block, init
-    start: int  # where its header starts
-    open: int  # offset of `{` (-1 for the file)
-    close: int  # offset of the matching `}` (end of text when missing)
-    header: str = ""
-    name: str = ""  # function/class/namespace name, unqualified
-    qualifier: str = ""  # `Foo` in an out-of-line `Foo::forward`
-    bases: str = ""
-    arguments: str = ""  # the registration macro's arguments
-    parent: Optional["Scope"] = field(default=None, repr=False)
-    children: List["Scope"] = field(default_factory=list, repr=False)
+    """One `{...}`. Its kind and names come from its header, read on first use: most
+    scopes of a file are never asked about."""
+
+    _LAZY = frozenset({"kind", "start", "header", "name", "qualifier", "bases", "arguments"})
+    # kind: file, namespace, class, function, method (Objective-C), lambda, registration,
+    # block, init. start: where the header starts. name: function/class/namespace name,
+    # unqualified; qualifier: `Foo` in an out-of-line `Foo::forward`; bases: a class's base
+    # list; arguments: a registration macro's arguments.
+
+    def __init__(self, open: int, close: int, parent: Optional["Scope"] = None, kind: Optional[str] = None,
+                 source: str = "", boundary: int = 0) -> None:
+        self.open = open  # offset of `{` (-1 for the file)
+        self.close = close  # offset of the matching `}` (end of text when missing)
+        self.parent = parent
+        self.children: List[Scope] = []
+        if kind is None:
+            self._source, self._boundary = source, boundary
+        else:
+            self.kind, self.start, self.header = kind, 0, ""
+            self.name = self.qualifier = self.bases = self.arguments = ""
+
+    def __getattr__(self, attribute: str):
+        if attribute in Scope._LAZY and "_source" in self.__dict__:
+            _classify(self)
+            return self.__dict__[attribute]
+        raise AttributeError(attribute)
+
+    def __repr__(self) -> str:
+        return f"Scope({self.kind!r}, {self.name!r}, open={self.open}, close={self.close})"
 
     @property
     def is_function(self) -> bool:
@@ -114,8 +132,10 @@ class ScopeTree:
             scope = scope.parent
         return scope or self.root
 
-    def functions(self) -> List[Scope]:
-        return [scope for scope in self.scopes if scope.is_function]
+    def scope_opened_after(self, offset: int) -> Optional[Scope]:
+        """The first scope whose `{` comes after `offset` (the one a header at `offset` opens)."""
+        index = bisect.bisect_right(self._opens, offset)
+        return self.scopes[index] if index < len(self.scopes) else None
 
 
 def ignored_branches(code: str, directives: Sequence[Directive]) -> List[Tuple[int, int]]:
@@ -177,68 +197,71 @@ def _blank_ranges(code: str, ranges: Sequence[Tuple[int, int]]) -> str:
 
 def build(code: str, directives: Sequence[Directive]) -> ScopeTree:
     structure = _blank_ranges(code, ignored_branches(code, directives))
-    root = Scope("file", 0, -1, len(code))
+    root = Scope(-1, len(code), kind="file")
     scopes: List[Scope] = []
     warnings: List[Tuple[int, str]] = []
-    stack: List[Tuple[Scope, int]] = []  # open scope, paren depth outside it
+    stack: List[Scope] = []
     current = root
-    parens = 0
-    boundary = 0  # where the current statement started
-    for match in _STRUCTURE.finditer(structure):
-        char = match.group(0)
+    previous = 0  # just after the previous brace
+    for match in _BRACE.finditer(structure):
         offset = match.start()
-        if char == "(":
-            parens += 1
-        elif char == ")":
-            parens = max(0, parens - 1)
-        elif char == ";":
-            if parens == 0:
-                boundary = offset + 1
-        elif char == "{":
-            scope = _classify(structure, boundary, offset, current)
-            scope.parent = current
+        if structure[offset] == "{":
+            scope = Scope(offset, len(code), current, source=structure,
+                          boundary=_statement_start(structure, previous, offset))
             current.children.append(scope)
             scopes.append(scope)
-            stack.append((current, parens))
+            stack.append(current)
             current = scope
-            parens = 0
-            boundary = offset + 1
-        else:  # "}"
-            if not stack:
-                warnings.append((offset, "unbalanced `}`: no matching `{`"))
-                boundary = offset + 1
-                continue
+        elif not stack:
+            warnings.append((offset, "unbalanced `}`: no matching `{`"))
+        else:
             current.close = offset
-            current, parens = stack.pop()
-            boundary = offset + 1
+            current = stack.pop()
+        previous = offset + 1
     while stack:
         warnings.append((current.open, "unclosed `{` at the end of the file"))
         current.close = len(code)
-        current, _ = stack.pop()
+        current = stack.pop()
     return ScopeTree(root, scopes, warnings, structure)
 
 
-def _classify(code: str, boundary: int, brace: int, parent: Scope) -> Scope:
+def _statement_start(code: str, previous: int, brace: int) -> int:
+    """Just after the last `;` before `brace` that is not inside parentheses (`for (;;)`),
+    or `previous` (just after the previous brace)."""
+    semicolon = code.rfind(";", previous, brace)
+    while semicolon >= 0:
+        if code.count(")", semicolon, brace) <= code.count("(", semicolon, brace):
+            return semicolon + 1
+        semicolon = code.rfind(";", previous, semicolon)
+    return previous
+
+
+def _classify(scope: Scope) -> None:
+    code, boundary, brace, parent = scope._source, scope._boundary, scope.open, scope.parent
+    del scope._source
     # A header longer than this is macro soup; its tail is all that classification needs.
     header = code[max(boundary, brace - _MAX_HEADER):brace]
     stripped_header = header.strip()
-    start = boundary + (len(header) - len(header.lstrip()))
-    scope = Scope("init", start, brace, len(code), header=stripped_header)
+    scope.start = max(boundary, brace - _MAX_HEADER) + (len(header) - len(header.lstrip()))
+    scope.kind, scope.header = "init", stripped_header
+    scope.name = scope.qualifier = scope.bases = scope.arguments = ""
     if parent.kind in ("init",):
-        return scope
-    text = _ACCESS.sub("", stripped_header)
-    objc_container = None
-    for objc_container in _OBJC_CONTAINER.finditer(text):
-        pass
-    if objc_container is not None:
-        text = text[objc_container.end():].strip()
-    method = _OBJC_METHOD.search(text)
-    if method is not None and parent.kind in ("file", "namespace"):
-        scope.kind, scope.name = "method", method.group("name")
-        return scope
+        return
+    text = _ACCESS.sub("", stripped_header) if ":" in stripped_header else stripped_header
+    if "@" in text:
+        objc_container = None
+        for objc_container in _OBJC_CONTAINER.finditer(text):
+            pass
+        if objc_container is not None:
+            text = text[objc_container.end():].strip()
+    if parent.kind in ("file", "namespace") and ("-" in text or "+" in text):
+        method = _OBJC_METHOD.search(text)
+        if method is not None:
+            scope.kind, scope.name = "method", method.group("name")
+            return
     if not text or _CASE_LABEL.match(text) or _BLOCK_WORDS.search(text):
         scope.kind = "block"
-        return scope
+        return
     while _TEMPLATE.match(text):
         text = _skip_template(text)
     type_head = _TYPE_HEAD.match(text)
@@ -255,50 +278,50 @@ def _classify(code: str, boundary: int, brace: int, parent: Scope) -> Scope:
             if head is not None:
                 scope.name = re.sub(r"<.*", "", (head.group("name") or "")).strip().split("::")[-1]
                 scope.bases = (head.group("bases") or "").strip()
-        return scope
+        return
     if re.match(r'^\s*extern\b', text):
         scope.kind = "namespace"  # `extern "C" {`: transparent
-        return scope
+        return
     if _CONTROL.search(text):
         scope.kind = "block"
-        return scope
+        return
     body = _strip_trailing(text)
     if _ENDS_LIKE_EXPRESSION.search(body):
-        return scope
+        return
     if body.endswith("]") or body.endswith(")"):
         close = len(body) - 1
         if body.endswith(")"):
             open_paren = _matching_open(body, close)
             if open_paren is None:
-                return scope
+                return
             before = body[:open_paren].rstrip()
             if before.endswith("]"):
                 scope.kind = "lambda"
-                return scope
+                return
         else:
             scope.kind = "lambda"
-            return scope
+            return
     open_paren = _first_call_paren(body)
     if open_paren is None:
-        return scope
+        return
     name_match = _IDENTIFIER_BEFORE.search(body, max(0, open_paren - 300), open_paren)
     if name_match is None:
-        return scope
+        return
     full_name = re.sub(r"\s+", "", name_match.group("name"))
     if full_name in REGISTRATION_MACROS:
         close_paren = _matching_close(body, open_paren)
         scope.kind, scope.name = "registration", full_name
         scope.arguments = body[open_paren + 1:close_paren if close_paren is not None else len(body)]
-        return scope
+        return
     if full_name.split("::")[-1] in _NOT_FUNCTION_NAMES:
-        return scope
+        return
     if not body.endswith(")"):
-        return scope  # `T x(args) {...}`-like initializers, constructor init lists with braces
+        return  # `T x(args) {...}`-like initializers, constructor init lists with braces
     parts = re.sub(r"<[^<>]*>", "", full_name).split("::")
     scope.kind = "function"
     scope.name = parts[-1]
     scope.qualifier = parts[-2] if len(parts) > 1 else ""
-    return scope
+    return
 
 
 def _skip_template(text: str) -> str:
@@ -318,7 +341,8 @@ def _strip_trailing(text: str) -> str:
     """Drop trailing qualifiers, `noexcept(...)` and a trailing return type."""
     body = text.rstrip()
     for _ in range(4):
-        body = _TRAILING_SPECIFIERS.sub("", body)
+        if body[-1:].isalpha() or body[-1:] in "&)":
+            body = _TRAILING_SPECIFIERS.sub("", body)
         if body.endswith(")"):
             open_paren = _matching_open(body, len(body) - 1)
             if open_paren is not None and re.search(r"\b(?:noexcept|throw|requires)\s*$", body[:open_paren]):
@@ -334,6 +358,8 @@ def _strip_trailing(text: str) -> str:
 
 
 def _top_level_arrow(text: str) -> Optional[int]:
+    if "->" not in text:
+        return None
     depth = 0
     for index in range(len(text) - 1, 0, -1):
         char = text[index]
@@ -350,14 +376,20 @@ def _top_level_arrow(text: str) -> Optional[int]:
 
 def _matching_open(text: str, close: int) -> Optional[int]:
     depth = 0
-    for index in range(close, -1, -1):
-        char = text[index]
-        if char == ")":
+    index = close
+    while index >= 0:
+        open_index = text.rfind("(", 0, index + 1)
+        close_index = text.rfind(")", 0, index + 1)
+        if close_index > open_index:
             depth += 1
-        elif char == "(":
+            index = close_index - 1
+        elif open_index >= 0:
             depth -= 1
             if depth == 0:
-                return index
+                return open_index
+            index = open_index - 1
+        else:
+            return None
     return None
 
 
@@ -377,14 +409,15 @@ def _matching_close(text: str, open_paren: int) -> Optional[int]:
 def _first_call_paren(text: str) -> Optional[int]:
     """The first `(` at depth zero that follows a name (not `__attribute__((...))`)."""
     depth = 0
-    for index, char in enumerate(text):
-        if char == "(":
+    for match in _PAREN.finditer(text):
+        index = match.start()
+        if text[index] == "(":
             if depth == 0:
                 name = _IDENTIFIER_BEFORE.search(text, max(0, index - 300), index)
                 if name is not None and re.sub(r"\s+", "", name.group("name")).split("::")[-1] not in (
                         "__attribute__", "__declspec", "alignas", "decltype"):
                     return index
             depth += 1
-        elif char == ")":
+        else:
             depth = max(0, depth - 1)
     return None
