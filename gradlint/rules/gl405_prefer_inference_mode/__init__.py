@@ -11,11 +11,13 @@ class PreferInferenceMode(Rule):
     In C++: `torch::NoGradGuard NAME;`, `at::NoGradGuard NAME;`, `c10::AutoGradMode NAME(false);`
     (any qualification, also `auto NAME = torch::NoGradGuard();`) in a function (an
     Objective-C++ method counts) whose tensors never reach autograd: the function calls no
-    `backward()`, uses no optimizer and no `requires_grad`, returns nothing that can hold a
-    tensor (plain scalars, strings, containers of them, and Objective-C `NS*` objects are
-    fine), writes no member, global, static or caller-owned object except plain output
-    buffers, takes no non-const tensor reference or pointer, and never updates in place,
-    outside the guard's scope, anything bound inside it. Typical sites: `main()` or a runner
+    `backward()`, `step()`, `train()` or `parameters()`, uses no optimizer and no
+    `requires_grad`, returns nothing that can hold a tensor (plain scalars, strings,
+    containers of them, structs of this file with only such fields, and Objective-C `NS*`
+    objects are fine), writes no member, global, static or caller-owned object except plain
+    output buffers, takes no non-const tensor reference or pointer, updates none of its
+    caller's tensors in place, and never updates in place, outside the guard's scope (or
+    earlier in the same loop), anything bound inside it. Typical sites: `main()` or a runner
     that loads a scripted module and calls `forward`, a benchmark loop, a mobile `predict`
     method.
 
