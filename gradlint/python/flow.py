@@ -64,6 +64,14 @@ ALIAS_TORCH = frozenset(f"torch.{name}" for name in (
 ))
 SAVING_TORCH = frozenset(f"torch.{name}" for name in ("mul", "matmul", "mm", "bmm", "einsum"))
 NOT_IN_PLACE = frozenset({"requires_grad_", "share_memory_"})
+# Methods only tensors have (in practice): their result is surely a tensor.
+TENSOR_METHODS = frozenset({
+    "softmax", "log_softmax", "sigmoid", "tanh", "relu", "exp", "log", "sqrt", "pow", "abs",
+    "clamp", "clip", "sum", "mean", "std", "var", "norm", "argmax", "argmin", "topk", "cumsum",
+    "matmul", "mm", "bmm", "add", "sub", "mul", "div", "neg", "flip", "roll", "masked_fill",
+    "gather", "index_select", "clone", "new_zeros", "new_ones", "new_full", "new_empty",
+    "double", "half", "long", "int", "bool", "logsumexp", "round", "floor", "ceil",
+})
 OPTIMIZER_HINT = "optim"
 
 
@@ -536,7 +544,7 @@ class _Scope:
                 return receiver
             if not inside:
                 return None
-            certain = receiver is not None and receiver.certain
+            certain = (receiver is not None and receiver.certain) or method in TENSOR_METHODS
             return self._new(call, certain=certain)
         qualified = self.file.qualified_name(func)
         if qualified is not None and qualified.startswith("torch."):
@@ -705,10 +713,11 @@ class _Scope:
             if receiver is not None or not isinstance(func.value, cst.Name) or func.value.value != "self":
                 return  # a method of some object, not a submodule `self.net(x)`
         callee = self._value(func, state)
-        if callee is not None:
-            if callee.kind == "module":
-                self._event("train_module", call, func, callee)
+        if callee is not None and callee.kind == "module":
+            self._event("train_module", call, func, callee)
             return
+        if callee is not None and callee.kind != "any":
+            return  # a tensor or a container is not a module
         for arg in call.args:
             if arg.keyword is not None:
                 continue
@@ -736,7 +745,8 @@ class _Scope:
             for kind, used in summary.uses.items():
                 if name not in used:
                     continue
-                wanted = ("module", "any") if kind == "train_module" else ("tensor", "any")
+                wanted = {"train_module": ("module", "any"), "save": ("tensor", "container", "any")}.get(
+                    kind, ("tensor", "any"))
                 if taint.kind in wanted and not (taint.bypass and kind in ("mutate", "requires_grad")):
                     self._event(kind, call, arg.value, taint, call=call, inner=used[name])
 

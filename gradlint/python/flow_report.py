@@ -17,6 +17,11 @@ def snippet(file, node: cst.CSTNode) -> str:
     return text if len(text) <= MAX_SNIPPET else text[: MAX_SNIPPET - 3] + "..."
 
 
+def is_what(taint: Taint) -> str:
+    """`is an inference tensor` or, for a list or dict of them, `holds inference tensors`."""
+    return "holds inference tensors" if taint.kind == "container" else "is an inference tensor"
+
+
 def origin_of(file, taint: Taint) -> str:
     """Where the value was made, for a message: `made under `torch.inference_mode()` (line 12)`."""
     if taint.via_call is not None:
@@ -38,17 +43,21 @@ def passed_through(file, event: FlowEvent) -> str:
             f"`{snippet(file, event.inner)}` (line {file.line_of(event.inner)})")
 
 
-def clone_fix(file, taint: Taint) -> Optional[Fix]:
+def clone_fix(file, taint: Taint, where: cst.CSTNode) -> Optional[Fix]:
     """Clone where the value leaves inference mode: `x = x.clone()` right after the
     `with` block, or `.clone()` on a same-module call that returns it. Safe only when the
     analysis sees every alias of the value."""
     if taint.via_call is not None:
+        if taint.kind != "tensor":
+            return None  # a list or a module has no `.clone()` that means the same
         end = file.span(taint.via_call)[1]
         return Fix((Edit(end, end, ".clone()"),), Safety.UNSAFE,
                    f"Clone the returned value: `{snippet(file, taint.via_call)}.clone()`")
     region = taint.region
     if region is None or region.is_decorator or taint.binding is None or taint.kind != "tensor":
         return None
+    if _inside(file, where, region.owner):
+        return None  # updated under a nested `inference_mode(False)`: a clone after the block is too late
     exit_state = file.inference_flow.region_exits.get(region.owner)
     if exit_state is None:
         return None
@@ -63,6 +72,14 @@ def clone_fix(file, taint: Taint) -> Optional[Fix]:
     safe = len(holders) == 1 and _directly_in(file, taint.binding, region.owner.body)
     title = "Clone after the inference-mode block: " + "; ".join(f"`{key} = {key}.clone()`" for key in holders)
     return Fix((Edit(insert_at, insert_at, lines),), Safety.SAFE if safe else Safety.UNSAFE, title)
+
+
+def _inside(file, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+    while node is not None:
+        if node is ancestor:
+            return True
+        node = file.parent(node)
+    return False
 
 
 def _after_statement(file, statement: cst.CSTNode):

@@ -1,6 +1,6 @@
 """GL203 in Python: read the save-for-backward events of the inference-tensor flow."""
 from gradlint.diagnostics import Diagnostic
-from gradlint.python.flow_report import clone_fix, origin_of, passed_through, snippet
+from gradlint.python.flow_report import clone_fix, is_what, origin_of, passed_through, snippet
 
 E_SAVE = "Inference tensors cannot be saved for backward"
 
@@ -10,8 +10,8 @@ def check(file):
         start, end = file.span(event.node)
         yield Diagnostic(
             start, end,
-            f"`{snippet(file, event.subject)}` is an inference tensor ({origin_of(file, event.taint)})"
-            f"{passed_through(file, event)}; `{snippet(file, event.node)}` saves it for backward in code that "
-            f"trains, which raises RuntimeError: {E_SAVE} at this op (torch-semantics §1); clone it first",
-            clone_fix(file, event.taint),
+            f"`{snippet(file, event.subject)}` {is_what(event.taint)} ({origin_of(file, event.taint)})"
+            f"{passed_through(file, event)}; `{snippet(file, event.node)}` saves it for backward, which raises "
+            f"RuntimeError: {E_SAVE} at this op (torch-semantics §1, §4); clone it first",
+            clone_fix(file, event.taint, event.node),
         )

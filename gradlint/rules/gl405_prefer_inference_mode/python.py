@@ -7,7 +7,7 @@ from gradlint.python.flow import is_in_place_method, trains
 from gradlint.rules.gl301_inference_mode_in_autograd_function.python import autograd_function_methods
 
 # What may be done with a tensor made in the block after it ends: read a number out of it.
-READ_OUT_ATTRIBUTES = frozenset({"item", "tolist", "numpy", "shape", "size", "dim", "numel", "dtype", "argmax"})
+READ_OUT_ATTRIBUTES = frozenset({"item", "tolist", "numpy", "shape", "size", "dim", "numel", "dtype"})
 READ_OUT_CALLS = frozenset({"print", "float", "int", "len", "str", "bool", "repr", "round"})
 
 
@@ -24,7 +24,7 @@ def check(file):
         if trains(function, file) or "requires_grad" in file.code_for(function):
             continue
         bound = _bound_names(statement.body)
-        if bound is None or _escapes(function, statement, bound):
+        if bound is None or _escapes(file, function, statement, bound):
             continue
         start, end = file.span(guard.node)
         yield Diagnostic(
@@ -88,47 +88,41 @@ def _flatten(target):
         yield target
 
 
-def _escapes(function, statement, names) -> bool:
+def _escapes(file, function, statement, names) -> bool:
     """Whether a name bound in the block is used after it other than to read a number out."""
     if not names:
         return False
     after = False
-    for node, parent in _walk_with_parents(function.body, statement):
+    for node in _walk(function.body, statement):
         if node is statement:
             after = True
-            continue
-        if not after or not isinstance(node, cst.Name) or node.value not in names:
-            continue
-        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in READ_OUT_ATTRIBUTES:
-            continue
-        if isinstance(parent, cst.Arg):
-            continue  # checked at the call below
-        return True
-    for call in _calls_after(function, statement):
-        func = call.func
-        called = func.value if isinstance(func, cst.Name) else None
-        if called in READ_OUT_CALLS:
-            continue
-        for arg in call.args:
-            if isinstance(arg.value, cst.Name) and arg.value.value in names:
-                return True
+        elif after and isinstance(node, cst.Name) and node.value in names and not _read_out(file, node):
+            return True
     return False
 
 
-def _walk_with_parents(root, block):
-    """Pre-order (node, parent), not entering `block` itself."""
-    stack = [(root, None)]
+def _read_out(file, name) -> bool:
+    """Whether the expression around `name` ends in a number: `(pred == y).sum().item()`,
+    `print(loss)`, `float(score)`."""
+    node, parent = name, file.parent(name)
+    while isinstance(parent, (cst.BaseExpression, cst.Arg, cst.ComparisonTarget, cst.LeftParen, cst.RightParen)):
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in READ_OUT_ATTRIBUTES:
+            return True
+        if isinstance(parent, cst.Call) and isinstance(parent.func, cst.Name) and parent.func.value in READ_OUT_CALLS:
+            return True
+        if isinstance(parent, cst.Call) and parent.func is not node and not isinstance(node, cst.Arg):
+            return False
+        if isinstance(parent, cst.Call) and isinstance(node, cst.Arg):
+            return False  # handed to some other function
+        node, parent = parent, file.parent(parent)
+    return False
+
+
+def _walk(root, block):
+    """Pre-order, not entering `block` itself."""
+    stack = [root]
     while stack:
-        node, parent = stack.pop()
-        yield node, parent
+        node = stack.pop()
+        yield node
         if node is not block:
-            stack.extend((child, node) for child in reversed(node.children))
-
-
-def _calls_after(function, statement):
-    after = False
-    for node, _ in _walk_with_parents(function.body, statement):
-        if node is statement:
-            after = True
-        elif after and isinstance(node, cst.Call):
-            yield node
+            stack.extend(reversed(node.children))
