@@ -142,3 +142,24 @@ async def test_project_configuration_applies(client, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.gradlint]\nignore = ["GL402"]\n', encoding="utf-8")
     uri = await open_document(client, tmp_path / "model.py", BAD_PYTHON)
     assert list(client.diagnostics[uri]) == []
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "gradlint", "server"]))
+async def utf8_client(lsp_client: LanguageClient, tmp_path):
+    capabilities = client_capabilities("visual-studio-code")
+    capabilities.general = types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf8])
+    result = await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=capabilities, root_uri=tmp_path.as_uri()))
+    assert result.capabilities.position_encoding == types.PositionEncodingKind.Utf8
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio
+async def test_a_client_that_counts_utf8_bytes_gets_byte_columns(utf8_client, tmp_path):
+    text = 'import torch\nwith open("é😀") as f, torch.no_grad:\n    pass\n'
+    uri = await open_document(utf8_client, tmp_path / "unicode.py", text)
+    (diagnostic,) = utf8_client.diagnostics[uri]
+    prefix = 'with open("é😀") as f, '
+    assert diagnostic.range.start == types.Position(line=1, character=len(prefix.encode("utf-8")))
+    assert diagnostic.range.start.character == 26  # 11 ASCII, é 2, 😀 4, 9 ASCII
