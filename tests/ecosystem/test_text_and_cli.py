@@ -84,3 +84,15 @@ def test_unknown_output_format_is_a_usage_error(project, run_cli):
     result = run_cli("check", "--output-format", "xml", ".")
     assert result.exit_code == 2
     assert "unknown output format 'xml'" in result.stderr and "sarif" in result.stderr
+
+
+def test_server_without_pygls_says_which_extra_to_install():
+    import subprocess
+    import sys
+
+    hide_pygls = ("import sys; sys.modules['pygls'] = None; sys.modules['lsprotocol'] = None; "
+                  "from gradlint.cli import main; main(['server'], prog_name='gradlint')")
+    result = subprocess.run([sys.executable, "-c", hide_pygls], capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=60)
+    assert result.returncode == 2
+    assert "pip install 'gradlint[lsp]'" in result.stderr
