@@ -31,6 +31,7 @@ _SEVERITIES = {
 }
 
 server = LanguageServer(SOURCE, __version__)
+_shown_errors = set()  # configuration errors already shown, so edits do not repeat them
 
 
 def _settings_for(ls: LanguageServer, path: str):
@@ -47,9 +48,6 @@ def _settings_for(ls: LanguageServer, path: str):
             _shown_errors.add(message)
             ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
         return _default_settings()
-
-
-_shown_errors = set()  # configuration errors already shown, so edits do not repeat them
 
 
 def _default_settings():

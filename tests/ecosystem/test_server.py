@@ -163,3 +163,13 @@ async def test_a_client_that_counts_utf8_bytes_gets_byte_columns(utf8_client, tm
     prefix = 'with open("é😀") as f, '
     assert diagnostic.range.start == types.Position(line=1, character=len(prefix.encode("utf-8")))
     assert diagnostic.range.start.character == 26  # 11 ASCII, é 2, 😀 4, 9 ASCII
+
+
+@pytest.mark.asyncio
+async def test_a_broken_configuration_is_shown_and_defaults_apply(client, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.gradlint]\nselect = "GL402"\n', encoding="utf-8")
+    uri = await open_document(client, tmp_path / "model.py", BAD_PYTHON)
+    assert [d.code for d in client.diagnostics[uri]] == ["GL402"]
+    (message,) = client.messages
+    assert message.type == types.MessageType.Error
+    assert "pyproject.toml" in message.message and "select" in message.message
