@@ -53,7 +53,8 @@ def program(notebook: Notebook) -> str:
 
 def split_program(text: str) -> List[Tuple[int, str]]:
     """(0-based cell index, cell text) for each marker of `text`, in order; raises
-    NotebookError when the markers are not the complete sequence a program starts with."""
+    NotebookError when the markers are not the complete sequence. Text a fix put before
+    the first marker (an import at the top of the program) belongs to the first cell."""
     markers = list(_MARKER.finditer(text))
     if not markers:
         if text:
@@ -61,12 +62,13 @@ def split_program(text: str) -> List[Tuple[int, str]]:
         return []
     total = int(markers[0].group(3))
     ordinals = [(int(m.group(2)), int(m.group(3))) for m in markers]
-    if markers[0].start() != 0 or ordinals != [(n, total) for n in range(1, total + 1)]:
+    if ordinals != [(n, total) for n in range(1, total + 1)]:
         raise NotebookError("the cell markers were changed")
     cells = []
     for number, marker in enumerate(markers):
         end = markers[number + 1].start() if number + 1 < len(markers) else len(text)
         cells.append((int(marker.group(1)) - 1, text[marker.end():end]))
+    cells[0] = (cells[0][0], text[:markers[0].start()] + cells[0][1])
     return cells
 
 

@@ -78,18 +78,19 @@ def test_fix_writes_only_the_edited_line_of_the_cell(folder):
     assert path.read_bytes() == codecs.BOM_UTF8 + expected.encode("utf-8")
 
 
-@pytest.mark.parametrize("layout", [
-    {"indent": None, "separators": (",", ":")},
-    {"indent": 2, "ensure_ascii": True, "sort_keys": False},
-    {"indent": "\t"},
+@pytest.mark.parametrize("layout, line_end", [
+    ({"indent": None, "separators": (",", ":")}, "\n"),
+    ({"indent": 2, "ensure_ascii": True, "sort_keys": False}, "\n"),
+    ({"indent": "\t"}, "\n"),
+    ({"indent": 1}, "\r\n"),
 ])
-def test_fix_keeps_the_layout_of_the_source_list(folder, layout):
+def test_fix_keeps_the_layout_of_the_source_list(folder, layout, line_end):
     text = notebook(["import torch  # \u00e9t\u00e9\n", "with torch.no_grad:\n", "    pass\n"], **layout)
     path = folder / "nb.ipynb"
-    path.write_text(text, encoding="utf-8")
+    path.write_bytes(text.replace("\n", line_end).encode("utf-8"))
     assert run("fix", "nb.ipynb", "--select", "GL402").exit_code == 0
     edited = notebook(["import torch  # \u00e9t\u00e9\n", "with torch.no_grad():\n", "    pass\n"], **layout)
-    assert path.read_text(encoding="utf-8") == edited
+    assert path.read_bytes() == edited.replace("\n", line_end).encode("utf-8")
 
 
 def test_a_fix_in_one_cell_leaves_a_string_source_a_string(folder):
@@ -149,11 +150,20 @@ def test_empty_and_non_python_notebooks_are_said_so_without_failing(folder):
     assert "r.ipynb: skipped: the notebook's kernel language is R, not Python" in result.stderr
 
 
+def test_text_a_fix_puts_before_the_first_cell_goes_into_the_first_code_cell():
+    text = notebook(("markdown", ["# Title"]), ["with torch.no_grad():\n", "    pass"])
+    source = NOTEBOOK.decode(text.encode("utf-8"))
+    written = source.encode("import torch\n" + source.text)
+    assert written.decode("utf-8") == notebook(
+        ("markdown", ["# Title"]), ["import torch\n", "with torch.no_grad():\n", "    pass"])
+
+
 def test_a_program_whose_cell_markers_were_damaged_is_refused():
     source = NOTEBOOK.decode(EVAL_NOTEBOOK.encode("utf-8"))
     assert NOTEBOOK.validate(source.text) is None
-    first_marker = source.text.split("\n", 1)[0]
-    assert NOTEBOOK.validate(source.text.replace(first_marker + "\n", "", 1)) is not None
+    first_marker, rest = source.text.split("\n", 1)
+    assert NOTEBOOK.validate(rest) is not None
+    assert NOTEBOOK.validate(source.text + first_marker + "\n") is not None
 
 
 @pytest.mark.parametrize("cells, expected", [
