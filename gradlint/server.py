@@ -7,6 +7,7 @@ and "fix all safe" rewrites the document with `gradlint fix`'s result. Findings 
 """
 from __future__ import annotations
 
+import os
 from typing import List, Optional, Tuple
 
 from lsprotocol import types
@@ -16,6 +17,7 @@ from pygls.workspace import TextDocument
 from gradlint import __version__
 from gradlint.api import linter_for
 from gradlint.diagnostics import Finding, LineIndex, Safety, Severity
+from gradlint.discovery import DiscoveryError, discover
 from gradlint.engine import Linter
 from gradlint.frontend import Language, language_for
 
@@ -62,7 +64,19 @@ def _prepare(ls: LanguageServer, document: TextDocument) -> Optional[Tuple[str, 
     if name is None or name.lower().endswith(".ipynb"):
         return None  # a notebook's JSON text: findings count lines within cells, not in it
     settings = _settings_for(ls, path) if path else _default_settings()
+    if path and _excluded(path, settings):
+        return None
     return name, language_for(name), linter_for(settings), document.source
+
+
+def _excluded(path: str, settings) -> bool:
+    """Whether `gradlint check --force-exclude PATH` would skip the file (exclude, .gitignore)."""
+    if not os.path.exists(path):
+        return False  # not saved yet: nothing on disk to match against
+    try:
+        return not discover([path], settings, force_exclude=True).files
+    except DiscoveryError:
+        return False
 
 
 class _Positions:

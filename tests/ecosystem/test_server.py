@@ -173,3 +173,13 @@ async def test_a_broken_configuration_is_shown_and_defaults_apply(client, tmp_pa
     (message,) = client.messages
     assert message.type == types.MessageType.Error
     assert "pyproject.toml" in message.message and "select" in message.message
+
+
+@pytest.mark.asyncio
+async def test_excluded_files_get_no_diagnostics(client, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.gradlint]\nextend-exclude = ["vendor/*"]\n', encoding="utf-8")
+    (tmp_path / "vendor").mkdir()
+    vendored = await open_document(client, tmp_path / "vendor" / "model.py", BAD_PYTHON)
+    assert list(client.diagnostics[vendored]) == []
+    ours = await open_document(client, tmp_path / "model.py", BAD_PYTHON)
+    assert [d.code for d in client.diagnostics[ours]] == ["GL402"]
