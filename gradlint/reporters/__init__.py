@@ -3,10 +3,12 @@ they are found by walking this package, so a new format is a new module."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import inspect
 import pkgutil
 from dataclasses import dataclass, field
+from collections import Counter
 from typing import ClassVar, Dict, List, TextIO
 
 from gradlint.diagnostics import Finding
@@ -45,6 +47,18 @@ class Reporter:
 
     def render(self, result: RunResult) -> None:
         raise NotImplementedError
+
+
+def stable_fingerprints(findings: List[Finding]) -> List[str]:
+    """One hash per finding that survives edits elsewhere in the file: no line numbers go
+    in, and repeats of one message in one file are told apart by their order."""
+    seen: Counter = Counter()
+    fingerprints = []
+    for finding in findings:
+        identity = (finding.path, finding.code, finding.message)
+        seen[identity] += 1
+        fingerprints.append(hashlib.sha256("\0".join(identity + (str(seen[identity]),)).encode("utf-8", "surrogatepass")).hexdigest())
+    return fingerprints
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-import hashlib
 import json
-from collections import Counter
 
-from gradlint.reporters import Reporter, RunResult
+from gradlint.reporters import Reporter, RunResult, stable_fingerprints
 
 # GitLab's scale: info, minor, major, critical, blocker.
 _SEVERITIES = {"error": "major", "warning": "minor", "info": "info"}
@@ -17,15 +15,8 @@ class GitlabReporter(Reporter):
 
     def render(self, result: RunResult) -> None:
         issues = []
-        seen = Counter()
-        for finding in result.findings:
-            # Stable across edits elsewhere in the file: no line numbers in the hash, and
-            # repeats of one message in one file are told apart by their order.
-            identity = (finding.path, finding.code, finding.message)
-            seen[identity] += 1
-            digest = hashlib.sha256(
-                "\0".join(identity + (str(seen[identity]),)).encode("utf-8", "surrogatepass")
-            ).hexdigest()
+        findings = result.findings
+        for finding, fingerprint in zip(findings, stable_fingerprints(findings)):
             description = finding.message
             if finding.cell is not None:
                 description = f"cell {finding.cell + 1}: {description}"
@@ -35,7 +26,7 @@ class GitlabReporter(Reporter):
                 "description": description,
                 "categories": ["Bug Risk"],
                 "severity": _SEVERITIES[finding.severity.value],
-                "fingerprint": digest,
+                "fingerprint": fingerprint,
                 "location": {
                     "path": finding.path.replace("\\", "/"),
                     "positions": {

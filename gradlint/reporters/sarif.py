@@ -7,7 +7,7 @@ from typing import Dict, List
 from urllib.parse import quote
 
 from gradlint import __version__
-from gradlint.reporters import Reporter, RunResult
+from gradlint.reporters import Reporter, RunResult, stable_fingerprints
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://example.invalid/gradlint"  # the Homepage in pyproject.toml
@@ -50,7 +50,7 @@ class SarifReporter(Reporter):
         codes = sorted({finding.code for finding in findings})
         rule_index: Dict[str, int] = {code: index for index, code in enumerate(codes)}
         results: List[dict] = []
-        for finding in findings:
+        for finding, fingerprint in zip(findings, stable_fingerprints(findings)):
             location = artifact_location(finding.path)
             entry = {
                 "ruleId": finding.code,
@@ -64,6 +64,7 @@ class SarifReporter(Reporter):
                         "endLine": finding.end.line, "endColumn": finding.end.column,
                     },
                 }}],
+                "partialFingerprints": {"gradlint/v1": fingerprint},
             }
             if finding.cell is not None:
                 # Notebook positions are within the code cell, not the file's JSON text.

@@ -186,6 +186,8 @@ def test_sarif_content(project, run_cli):
     assert location["artifactLocation"] == {"uri": "model.py", "uriBaseId": "%SRCROOT%"}
     assert location["region"] == {"startLine": 5, "startColumn": 10, "endLine": 5, "endColumn": 23}
     assert "fixes" not in run["results"][0]  # GL101 offers no fix
+    gitlab = json.loads(run_cli("check", "--output-format", "gitlab", ".").stdout)
+    assert [r["partialFingerprints"]["gradlint/v1"] for r in run["results"]] == [i["fingerprint"] for i in gitlab]
 
 
 def test_sarif_fix_replacements_produce_the_fixed_text(project, run_cli):
