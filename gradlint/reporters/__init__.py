@@ -57,7 +57,8 @@ def stable_fingerprints(findings: List[Finding]) -> List[str]:
     for finding in findings:
         identity = (finding.path, finding.code, finding.message)
         seen[identity] += 1
-        fingerprints.append(hashlib.sha256("\0".join(identity + (str(seen[identity]),)).encode("utf-8", "surrogatepass")).hexdigest())
+        key = "\0".join(identity + (str(seen[identity]),))
+        fingerprints.append(hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest())
     return fingerprints
 
 

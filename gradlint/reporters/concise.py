@@ -11,6 +11,7 @@ class ConciseReporter(Reporter):
 
     def render(self, result: RunResult) -> None:
         for finding in result.findings:
-            fixable = " [*]" if finding.fix is not None and finding.fix.is_applicable(result.unsafe_fixes) else ""
+            fix = finding.fix
+            fixable = " [*]" if fix is not None and fix.is_applicable(result.unsafe_fixes) else ""
             message = " ".join(finding.message.splitlines())
             self.stream.write(f"{location(finding)}: {finding.code}{fixable} {message}\n")
