@@ -5,6 +5,12 @@ only give approximately).
     python oracle_bootstrap.py script REPORT PATH               # like `python PATH`
     python oracle_bootstrap.py extension REPORT SO_PATH ENTRY   # one C++ fixture's oracle_run()
     python oracle_bootstrap.py build SOURCE BUILD_DIR NAME      # build the extension, print its path
+    python oracle_bootstrap.py serve                            # a fork server for the first two
+
+Importing torch takes about 2 s, most of a fixture's run, so the fork server imports it once
+and forks a child per request (JSON lines on stdin: mode, arguments, cwd, stdout, stderr,
+timeout; one JSON reply line each). The child exits as `python fixture.py` would, as far as
+a program can tell (non-daemon threads joined, atexit run, output flushed).
 """
 from __future__ import annotations
 
@@ -79,7 +85,66 @@ def build_extension(source: str, build_dir: str, name: str) -> int:
     return 0
 
 
+def _exit_like_python(code: int) -> None:
+    """What an interpreter's exit does that a program can see: wait for non-daemon threads,
+    run atexit, flush Python's and C's buffers. Not the module teardown: with torch
+    imported it takes over a second and shows nothing."""
+    import atexit
+    import ctypes
+
+    threading._shutdown()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    ctypes.CDLL(None).fflush(None)
+    os._exit(code)
+
+
+def serve() -> None:
+    import signal
+    import time
+
+    try:
+        import torch  # noqa: F401  (the point: every child starts with torch imported)
+    except ImportError:
+        pass  # plain Python programs still run
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            replies.close()
+            os.setpgid(0, 0)  # its own process group: a timeout kills its workers too
+            for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+                os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            os.chdir(request["cwd"])
+            _exit_like_python(SERVED[request["mode"]](*request["arguments"]))
+        deadline = time.monotonic() + request["timeout"]
+        status = None
+        while status is None:
+            finished, raw_status = os.waitpid(pid, os.WNOHANG)
+            if finished:
+                status = os.waitstatus_to_exitcode(raw_status)
+            elif time.monotonic() > deadline:
+                os.killpg(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                break
+            else:
+                time.sleep(0.005)
+        try:
+            os.killpg(pid, signal.SIGKILL)  # workers the program left behind
+        except ProcessLookupError:
+            pass
+        replies.write(json.dumps({"returncode": status}) + "\n")
+        replies.flush()
+    os._exit(0)  # no module teardown: the children are done
+
+
+SERVED = {"script": run_script, "extension": run_extension_entry}
+
 if __name__ == "__main__":
     mode, arguments = sys.argv[1], sys.argv[2:]
-    modes = {"script": run_script, "extension": run_extension_entry, "build": build_extension}
+    modes = dict(SERVED, build=build_extension, serve=serve)
     sys.exit(modes[mode](*arguments))

@@ -4,6 +4,7 @@ and each fixture gets a `Verdict`.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -130,6 +131,8 @@ class OracleSession:
         self.finished: Optional[float] = None
         self._cpp_ready = threading.Event()
         self._lock = threading.Lock()
+        self._servers = threading.local()  # one fork server per worker thread
+        self._all_servers: List[ForkServer] = []
 
     # -- scheduling -------------------------------------------------------------------------
 
@@ -155,11 +158,18 @@ class OracleSession:
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
+        for server in self._all_servers:
+            server.close()
 
     # -- running ----------------------------------------------------------------------------
 
     def _subprocess(self, arguments: List[str], cwd: str, report: str) -> RunReport:
-        return run_bootstrap(arguments, cwd, report, self.timeout)
+        server = getattr(self._servers, "server", None)
+        if server is None or server.process.poll() is not None:
+            server = self._servers.server = ForkServer()
+            with self._lock:
+                self._all_servers.append(server)
+        return server.run(arguments, cwd, report, self.timeout)
 
     def _case_dir(self, case: Case) -> str:
         path = os.path.join(self.work_dir, _sanitized(case.fixture.id))
@@ -236,24 +246,42 @@ class OracleSession:
         return outcome
 
 
-def run_bootstrap(arguments: List[str], cwd: str, report: str, timeout: float) -> RunReport:
-    """Run `oracle_bootstrap.py ARGUMENTS` in a subprocess with a time limit."""
-    if os.path.exists(report):
-        os.remove(report)
-    started = time.monotonic()
-    environment = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+class ForkServer:
+    """A process that imported torch once and forks one child per program run
+    (`oracle_bootstrap.py serve`); a child that outlives its time limit is killed."""
+
+    def __init__(self) -> None:
+        environment = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+        self.process = subprocess.Popen(
+            [sys.executable, oracle_cpp.BOOTSTRAP, "serve"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environment)
+
+    def run(self, arguments: List[str], cwd: str, report: str, timeout: float) -> RunReport:
+        """Run `oracle_bootstrap.py MODE ARGUMENTS...` (script or extension) in a child."""
+        for stale in (report, report + ".out", report + ".err"):
+            if os.path.exists(stale):
+                os.remove(stale)
+        request = {"mode": arguments[0], "arguments": arguments[1:], "cwd": cwd, "timeout": timeout,
+                   "stdout": report + ".out", "stderr": report + ".err"}
+        started = time.monotonic()
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        reply = self.process.stdout.readline()
+        if not reply:
+            raise RuntimeError("the oracle's fork server died")
+        returncode = json.loads(reply)["returncode"]
+        exception, thread_exceptions = read_exception_report(report)
+        return RunReport(_read(report + ".out"), _read(report + ".err"), returncode,
+                         time.monotonic() - started, exception, thread_exceptions)
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def _read(path: str) -> str:
     try:
-        process = subprocess.run(
-            [sys.executable, oracle_cpp.BOOTSTRAP, *arguments], cwd=cwd, env=environment,
-            capture_output=True, text=True, errors="replace", timeout=timeout)
-    except subprocess.TimeoutExpired as expired:
-        return RunReport(_text(expired.stdout), _text(expired.stderr), None, time.monotonic() - started)
-    exception, thread_exceptions = read_exception_report(report)
-    return RunReport(process.stdout, process.stderr, process.returncode,
-                     time.monotonic() - started, exception, thread_exceptions)
-
-
-def _text(data) -> str:
-    if data is None:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
         return ""
-    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data

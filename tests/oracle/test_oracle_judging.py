@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 
 import pytest
 
 import oracle_cpp
 from fixture_harness import ROOT
 from oracle_core import MESSAGES, RunReport, judge, message_pattern, parse_claim
-from oracle_session import run_bootstrap
+from oracle_session import ForkServer
 
 SEMANTICS = os.path.join(os.path.dirname(ROOT), "shared", "torch-semantics.md")
 
@@ -169,17 +170,24 @@ def test_compiler_errors_are_blamed_on_their_program():
     assert "'undeclared'" in blamed["/f/GL101/b.cpp"][0]
 
 
-# -- the subprocess runner (plain Python, no torch needed) -----------------------------------
+# -- the fork server (plain Python programs; torch is not needed) -----------------------------
 
-def _run(tmp_path, source, timeout=30.0):
+@pytest.fixture(scope="module")
+def server():
+    started = ForkServer()
+    yield started
+    started.close()
+
+
+def _run(server, tmp_path, source, timeout=30.0):
     script = tmp_path / "program.py"
     script.write_text(textwrap.dedent(source))
-    return run_bootstrap(["script", str(tmp_path / "report.json"), str(script)],
-                         str(tmp_path), str(tmp_path / "report.json"), timeout)
+    report = str(tmp_path / "report.json")
+    return server.run(["script", report, str(script)], str(tmp_path), report, timeout)
 
 
-def test_runner_records_the_exact_exception_and_the_output_before_it(tmp_path):
-    run = _run(tmp_path, """\
+def test_runner_records_the_exact_exception_and_the_output_before_it(server, tmp_path):
+    run = _run(server, tmp_path, """\
         import json.decoder
         print("first", flush=False)
         raise json.decoder.JSONDecodeError("bad", "doc", 0)
@@ -189,8 +197,8 @@ def test_runner_records_the_exact_exception_and_the_output_before_it(tmp_path):
     assert run.returncode == 1
 
 
-def test_runner_sees_thread_exceptions_and_main_guard(tmp_path):
-    run = _run(tmp_path, """\
+def test_runner_sees_thread_exceptions_and_main_guard(server, tmp_path):
+    run = _run(server, tmp_path, """\
         import threading
         if __name__ == "__main__":
             worker = threading.Thread(target=lambda: 1 / 0)
@@ -201,7 +209,27 @@ def test_runner_sees_thread_exceptions_and_main_guard(tmp_path):
     assert run.thread_exceptions[0][0] == "ZeroDivisionError"
 
 
-def test_runner_time_limit(tmp_path):
-    run = _run(tmp_path, "import time\nprint('started', flush=True)\ntime.sleep(30)\n", timeout=1.0)
+def test_runner_time_limit_kills_the_program_and_its_children(server, tmp_path):
+    run = _run(server, tmp_path, """\
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        print("child", child.pid, flush=True)
+        time.sleep(60)
+        """, timeout=1.0)
     assert run.returncode is None
     assert run.describe_failure().startswith("timed out")
+    child = int(run.lines[0].split()[1])
+    time.sleep(0.2)
+    with open(f"/proc/{child}/stat") if os.path.exists(f"/proc/{child}/stat") else open(os.devnull) as stat:
+        assert " Z " in stat.read() or not os.path.exists(f"/proc/{child}/stat")
+
+
+def test_runner_waits_for_threads_and_runs_atexit_like_python_does(server, tmp_path):
+    run = _run(server, tmp_path, """\
+        import atexit, threading, time
+        atexit.register(lambda: print("atexit"))
+        threading.Thread(target=lambda: (time.sleep(0.2), print("thread done"))).start()
+        print("main done")
+        """)
+    assert run.lines == ["main done", "thread done", "atexit"]
+    assert run.returncode == 0 and run.exception is None
