@@ -18,6 +18,8 @@ from gradlint.notebook.magics import split_lines
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _NON_ASCII_ESCAPE = re.compile(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]|[1-9a-fA-F][0-9a-fA-F]{2})")
 _DECODER = json.JSONDecoder()
+# The writer's indentation step: how far the document's first key is indented.
+_INDENT_UNIT = re.compile(r"[ \t\r\n]*\{\r?\n([ \t]+)\"")
 
 
 class NotebookError(ValueError):
@@ -92,36 +94,31 @@ class Notebook:
         lines = split_lines(source)
         if not lines:
             return "[]"
-        raw = self.text[cell.start:cell.end]
         elements, _ = _elements(self.text, cell.start)
         spelled = {value: self.text[start:end] for start, end, value in elements}
         tokens = [spelled.get(line) or self._dump(line) for line in lines]
-        opening, separator, closing = _list_layout(raw, self.text, cell.start)
+        opening, separator, closing = self._list_layout(cell, elements)
         return "[" + opening + ("," + separator).join(tokens) + closing + "]"
 
-
-def _list_layout(raw: str, text: str, start: int) -> Tuple[str, str, str]:
-    """The whitespace after `[`, after each `,` and before `]` of a JSON list."""
-    if raw.strip("[] \t\r\n"):
-        opening = _WHITESPACE.match(raw, 1).group()
-        closing = raw[len(raw[:-1].rstrip(" \t\r\n")):-1]
-        separator = opening
-        comma = _after_first_item(raw)
-        if comma is not None:
-            separator = _WHITESPACE.match(raw, comma + 1).group()
-        return opening, separator, closing
-    # An empty list: one level deeper than the line holding it.
-    line_start = text.rfind("\n", 0, start) + 1
-    indent = _WHITESPACE.match(text, line_start).group().replace("\n", "").replace("\r", "")
-    step = " " if not indent.startswith("\t") else "\t"
-    return "\n" + indent + step, "\n" + indent + step, "\n" + indent
-
-
-def _after_first_item(raw: str) -> Optional[int]:
-    index = _WHITESPACE.match(raw, 1).end()
-    _, end = _DECODER.raw_decode(raw, index)
-    index = _WHITESPACE.match(raw, end).end()
-    return index if index < len(raw) and raw[index] == "," else None
+    def _list_layout(self, cell: Cell, elements: List[Tuple[int, int, Any]]) -> Tuple[str, str, str]:
+        """The whitespace after `[`, after each `,` and before `]` of a source list."""
+        text = self.text
+        if elements:
+            opening = text[cell.start + 1:elements[0][0]]
+            closing = text[elements[-1][1]:cell.end - 1]
+            if len(elements) == 1:
+                return opening, opening, closing
+            between = text[elements[0][1]:elements[1][0]]
+            return opening, between[between.index(",") + 1:], closing
+        # An empty list: one level deeper than the line holding it, or all on one line.
+        if "\n" not in text.strip():
+            return "", " " if ", " in text else "", ""
+        newline = "\r\n" if "\r\n" in text else "\n"
+        line_start = text.rfind("\n", 0, cell.start) + 1
+        indent = _WHITESPACE.match(text, line_start).group()
+        unit = _INDENT_UNIT.match(text)
+        step = unit.group(1) if unit else " "
+        return newline + indent + step, newline + indent + step, newline + indent
 
 
 # -- reading ----------------------------------------------------------------------------------

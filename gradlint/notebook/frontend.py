@@ -51,42 +51,46 @@ def program(notebook: Notebook) -> str:
     return "".join(parts)
 
 
+def _cell_spans(text: str) -> List[Tuple["re.Match[str]", int]]:
+    """Each marker of the program with where its cell's text ends."""
+    markers = list(_MARKER.finditer(text))
+    ends = [marker.start() for marker in markers[1:]] + [len(text)]
+    return list(zip(markers, ends))
+
+
 def split_program(text: str) -> List[Tuple[int, str]]:
     """(0-based cell index, cell text) for each marker of `text`, in order; raises
     NotebookError when the markers are not the complete sequence. Text a fix put before
     the first marker (an import at the top of the program) belongs to the first cell."""
-    markers = list(_MARKER.finditer(text))
-    if not markers:
+    spans = _cell_spans(text)
+    if not spans:
         if text:
             raise NotebookError("the cell markers are missing")
         return []
-    total = int(markers[0].group(3))
-    ordinals = [(int(m.group(2)), int(m.group(3))) for m in markers]
+    total = int(spans[0][0].group(3))
+    ordinals = [(int(marker.group(2)), int(marker.group(3))) for marker, _ in spans]
     if ordinals != [(n, total) for n in range(1, total + 1)]:
         raise NotebookError("the cell markers were changed")
-    cells = []
-    for number, marker in enumerate(markers):
-        end = markers[number + 1].start() if number + 1 < len(markers) else len(text)
-        cells.append((int(marker.group(1)) - 1, text[marker.end():end]))
-    cells[0] = (cells[0][0], text[:markers[0].start()] + cells[0][1])
+    cells = [(int(marker.group(1)) - 1, text[marker.end():end]) for marker, end in spans]
+    cells[0] = (cells[0][0], text[:spans[0][0].start()] + cells[0][1])
     return cells
 
 
 def cell_positions(text: str, lines: LineIndex) -> Optional[CellPosition]:
     """Offset in the program -> (0-based cell index, 1-based line and column in the cell)."""
-    markers = list(_MARKER.finditer(text))
-    if not markers:
+    spans = _cell_spans(text)
+    if not spans:
         return None
-    body_starts = [marker.end() for marker in markers]
+    body_starts = [marker.end() for marker, _ in spans]
     first_lines = [lines.position(start).line for start in body_starts]
-    cells = [int(marker.group(1)) - 1 for marker in markers]
+    cells = [int(marker.group(1)) - 1 for marker, _ in spans]
     has_magic_bodies = BODY_MARK in text
 
     def locate(offset: int) -> Tuple[int, Position]:
         number = bisect.bisect_right(body_starts, offset) - 1
         if number < 0:  # on the first marker line
             return cells[0], Position(1, 1)
-        cell_end = markers[number + 1].start() if number + 1 < len(markers) else len(text)
+        cell_end = spans[number][1]
         if offset >= cell_end > body_starts[number] and text[cell_end - 1] in "\r\n":
             offset = cell_end - 1  # past the cell's last line: the end of that line
         elif offset >= cell_end:
@@ -114,8 +118,10 @@ class NotebookSource(DecodedSource):
         originals = {cell.index: cell.source for cell in self.notebook.python_cells}
         sources: Dict[int, str] = {}
         for index, body in split_program(text):
+            if index not in originals:
+                raise NotebookError("the cell markers were changed")
             source = restore(body)
-            if not _ends_line(originals[index]) and source.endswith("\n"):
+            if originals[index] and not _ends_line(originals[index]) and source.endswith("\n"):
                 source = source[:-1]
             sources[index] = source
         data = self.notebook.with_sources(sources).encode("utf-8")
@@ -160,8 +166,8 @@ class NotebookLanguage(PythonLanguage):
                                   (f"skipped: the notebook's kernel language is {kernel}, not Python",))
         for cell in notebook.python_cells:
             if any(char in cell.source for char in RESERVED):
-                raise SourceError(f"cell {cell.index + 1} holds U+E000 or U+E001, which gradlint reserves "
-                                  "for its own markers")
+                raise SourceError(f"cell {cell.index + 1} holds a character gradlint reserves for its "
+                                  "own markers (U+E000 to U+E002, private use)")
         notes = () if notebook.cells else ("the notebook has no cells: nothing to check",)
         return NotebookSource(program(notebook), "utf-8", bom, raw, notebook, notes)
 
@@ -175,9 +181,7 @@ class NotebookLanguage(PythonLanguage):
         """IPython compiles each cell on its own, so the error to report is the first
         cell that does not parse alone (an unclosed bracket is then blamed on its own
         cell, not on the next one). The position goes in the finding, not the message."""
-        markers = list(_MARKER.finditer(text))
-        for number, marker in enumerate(markers):
-            end = markers[number + 1].start() if number + 1 < len(markers) else len(text)
+        for marker, end in _cell_spans(text):
             body = text[marker.end():end]
             try:
                 super().parse(path, body)

@@ -123,6 +123,7 @@ BAD_NOTEBOOKS = {
     "numbers.ipynb": ('{"cells": [{"cell_type": "code", "source": [1, 2]}]}', "not only strings"),
     "array.ipynb": ("[1, 2]", "not an object"),
     "latin1.ipynb": (b'{"cells": [{"cell_type": "code", "source": ["# caf\xe9"]}]}', "not UTF-8"),
+    "private_use.ipynb": ('{"cells": [{"cell_type": "code", "source": ["# \\ue001"]}]}', "reserves"),
 }
 
 
@@ -138,7 +139,7 @@ def test_bad_notebooks_are_each_reported_and_the_good_one_is_still_checked(folde
     assert len(errors) == len(BAD_NOTEBOOKS)
     for name, (_, reason) in BAD_NOTEBOOKS.items():
         [line] = [line for line in errors if f"{name}:" in line]
-        assert "not a notebook" in line and reason in line, line
+        assert reason in line, line
 
 
 def test_empty_and_non_python_notebooks_are_said_so_without_failing(folder):
@@ -191,3 +192,12 @@ def test_a_cell_in_another_language_is_skipped(folder):
     (folder / "nb.ipynb").write_text(json.dumps(document), encoding="utf-8")
     result = run("check", "nb.ipynb", "--select", "GL001,GL402", "--output-format", "json")
     assert [(finding["code"], finding["cell"]) for finding in json.loads(result.stdout)] == [("GL402", 0)]
+
+
+@pytest.mark.parametrize("layout", [{"indent": 1}, {"indent": None}, {"indent": 2, "separators": (",", ":")}])
+def test_text_a_fix_puts_into_an_empty_first_cell_follows_the_layout(layout):
+    text = notebook([], ["with torch.no_grad():\n", "    pass"], **layout)
+    source = NOTEBOOK.decode(text.encode("utf-8"))
+    written = source.encode("import torch\n" + source.text)
+    assert written.decode("utf-8") == notebook(
+        ["import torch\n"], ["with torch.no_grad():\n", "    pass"], **layout)
