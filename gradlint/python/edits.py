@@ -44,8 +44,12 @@ def unwrap_with(file, statement: cst.With) -> Optional[Edit]:
     rendered = render_statements(file, body_statements(statement.body), indent)
     if rendered is None:
         return None
+    header = getattr(statement.body, "header", None)
+    if header is not None and header.comment is not None:
+        # keep the comment written on the `with` line, on a line of its own
+        rendered = header.comment.value + file.module.default_newline + indent + rendered
     start, end = file.span(statement)
-    return Edit(start, end, rendered.lstrip(" \t") if rendered.startswith((" ", "\t")) else rendered)
+    return Edit(start, end, rendered)
 
 
 def wrap_statements(file, statements: Sequence[cst.BaseStatement], header: str) -> Optional[Edit]:
