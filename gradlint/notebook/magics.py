@@ -131,8 +131,8 @@ def _python_body(body: str, indent: str) -> Optional[str]:
     """`%time y = f(x)` as `y = f(x)  #<BODY_MARK>%time `: the body is analysed, one
     line still; columns past the indent are off by the length of the magic prefix."""
     prefix = _PYTHON_BODY_LINE_MAGIC.match(body, len(indent))
-    if prefix is None or body.endswith("\\"):
-        return None
+    if prefix is None or body.endswith("\\") or body[prefix.end()] in _ESCAPES:
+        return None  # continued, or timing another magic (`%time !make`)
     return f"{indent}{body[prefix.end():]}{BODY_MARK}{prefix.group()}"
 
 
@@ -187,6 +187,7 @@ def neutralize(source: str) -> str:
                 indent = _INDENT.match(body).group()
                 python_body = _python_body(body, indent) if assigned is None else None
                 if python_body is not None:
+                    scanner.feed(python_body)
                     out.append(python_body + ending)
                     continue
                 out.append(_inert(body, indent, assigned) + ending)

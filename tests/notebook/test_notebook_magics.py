@@ -20,6 +20,7 @@ CELLS = {
     "writefile": "\n%%writefile run.py\nimport torch\n  broken (\n",
     "crlf": "%env A=1\r\nx = 1\r\n!ls\r\n",
     "timed statements": "%time y = model(x)\nif ok:\n    %timeit -n 10 -r 3 with torch.no_grad(): f()\n",
+    "timed magic": "%time !make\n%timeit %run script.py\n",
 }
 
 
