@@ -1,14 +1,17 @@
 """`gradlint server`: a Language Server over stdio (install `gradlint[lsp]` for pygls).
 
-Diagnostics are published on open, change and save; each applicable fix is a quick fix,
+Diagnostics are published on open, change (after a short pause in typing) and save,
+checked in a worker thread so a large file does not stall the server; each applicable fix is a quick fix,
 and "fix all safe" rewrites the document with `gradlint fix`'s result. Findings carry
 1-based code-point columns; LSP wants 0-based columns in the negotiated encoding
 (UTF-16 unless the client offers another), so every position is converted here.
 """
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import os
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -22,6 +25,7 @@ from gradlint.engine import Linter
 from gradlint.frontend import Language, language_for
 
 SOURCE = "gradlint"
+CHANGE_DEBOUNCE_SECONDS = 0.2  # typing pauses shorter than this are not checked
 FIX_ALL_KIND = "source.fixAll.gradlint"
 # Buffers without a usable file name (untitled) are read by their editor language.
 _NAME_FOR_LANGUAGE_ID = {"python": "untitled.py", "cpp": "untitled.cpp", "cuda-cpp": "untitled.cu",
@@ -107,39 +111,76 @@ def _diagnostic(finding: Finding, positions: _Positions) -> types.Diagnostic:
     )
 
 
-def _check(ls: LanguageServer, document: TextDocument) -> List[Finding]:
-    prepared = _prepare(ls, document)
-    if prepared is None:
-        return []
+def _check(prepared) -> List[Finding]:
     name, language, linter, text = prepared
     return linter.check_text(text, name, language)
 
 
-def publish(ls: LanguageServer, uri: str) -> None:
+# One worker: checks run one at a time, off the event loop, which stays free to read messages.
+_checker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradlint-check")
+
+
+async def _in_thread(function, *args):
+    return await asyncio.get_running_loop().run_in_executor(_checker, function, *args)
+
+
+async def _publish_after(ls: LanguageServer, uri: str, delay: float) -> None:
+    await asyncio.sleep(delay)
     document = ls.workspace.get_text_document(uri)
-    positions = _Positions(ls, document.source)
-    diagnostics = [_diagnostic(finding, positions) for finding in _check(ls, document)]
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=document.version))
+    version, text = document.version, document.source
+    prepared = _prepare(ls, document)
+    findings = await _in_thread(_check, prepared) if prepared is not None else []
+    if _open_version(ls, uri) != version:
+        return  # changed or closed meanwhile: the newer state publishes for itself
+    positions = _Positions(ls, text)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+        uri=uri, diagnostics=[_diagnostic(finding, positions) for finding in findings], version=version))
+
+
+def _open_version(ls: LanguageServer, uri: str) -> Optional[int]:
+    document = ls.workspace.text_documents.get(uri)
+    return None if document is None else document.version
+
+
+_pending: Dict[str, "asyncio.Task"] = {}
+
+
+def schedule_publish(ls: LanguageServer, uri: str, delay: float = 0.0) -> None:
+    """Publish diagnostics for `uri` after `delay` seconds, replacing a publish still waiting:
+    a burst of keystrokes is checked once, at its end."""
+    waiting = _pending.pop(uri, None)
+    if waiting is not None:
+        waiting.cancel()
+    task = asyncio.ensure_future(_publish_after(ls, uri, delay))
+    _pending[uri] = task
+
+    def forget(done: "asyncio.Task") -> None:
+        if _pending.get(uri) is done:
+            del _pending[uri]
+
+    task.add_done_callback(forget)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-    publish(ls, params.text_document.uri)
+async def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    schedule_publish(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-    publish(ls, params.text_document.uri)
+async def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    schedule_publish(ls, params.text_document.uri, CHANGE_DEBOUNCE_SECONDS)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-    publish(ls, params.text_document.uri)
+async def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+    schedule_publish(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+async def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    waiting = _pending.pop(params.text_document.uri, None)
+    if waiting is not None:
+        waiting.cancel()
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
@@ -159,12 +200,16 @@ def _overlaps(first: types.Range, second: types.Range) -> bool:
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
 )
-def code_action(ls: LanguageServer, params: types.CodeActionParams) -> List[types.CodeAction]:
-    uri = params.text_document.uri
-    document = ls.workspace.get_text_document(uri)
+async def code_action(ls: LanguageServer, params: types.CodeActionParams) -> List[types.CodeAction]:
+    document = ls.workspace.get_text_document(params.text_document.uri)
     prepared = _prepare(ls, document)
     if prepared is None:
         return []
+    return await _in_thread(_code_actions, ls, params, prepared)
+
+
+def _code_actions(ls: LanguageServer, params: types.CodeActionParams, prepared) -> List[types.CodeAction]:
+    uri = params.text_document.uri
     name, language, linter, text = prepared
     positions = _Positions(ls, text)
     only = params.context.only

@@ -183,3 +183,17 @@ async def test_excluded_files_get_no_diagnostics(client, tmp_path):
     assert list(client.diagnostics[vendored]) == []
     ours = await open_document(client, tmp_path / "model.py", BAD_PYTHON)
     assert [d.code for d in client.diagnostics[ours]] == ["GL402"]
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_changes_is_checked_once_at_its_end(client, tmp_path):
+    clean = BAD_PYTHON.replace("no_grad:", "no_grad():")
+    uri = await open_document(client, tmp_path / "model.py", clean)
+    assert list(client.diagnostics[uri]) == []
+    for version, text in ((2, clean + "\n"), (3, BAD_PYTHON + "\n"), (4, BAD_PYTHON)):
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    published = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert published.version == 4
+    assert [(d.code, d.range.start.line) for d in published.diagnostics] == [("GL402", 4)]
