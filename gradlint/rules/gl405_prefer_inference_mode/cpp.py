@@ -52,7 +52,7 @@ _REENABLE = re.compile(
 )
 _ACCESS = r"(?:\s*(?:\.|->)\s*~?\w+|\s*\[[^\[\];{}]*\])*"
 _ASSIGNMENT = re.compile(
-    rf"(?<![\w.:>$])(?P<name>[A-Za-z_]\w*)(?P<access>{_ACCESS})\s*(?:<<|>>|[-+*/%&|^])?=(?!=)"
+    rf"(?<![\w.:>$])(?!auto\b)(?P<name>[A-Za-z_]\w*)(?P<access>{_ACCESS})\s*(?:<<|>>|[-+*/%&|^])?=(?!=)"
 )
 _STORE_CALL = re.compile(
     rf"(?<![\w.:>$])(?P<name>[A-Za-z_]\w*){_ACCESS}\s*(?:\.|->)\s*"
@@ -334,7 +334,7 @@ def _updates_in_place(code: str, names: Set[str]) -> bool:
     alternatives = "|".join(sorted(map(re.escape, names)))
     in_place = re.compile(
         rf"(?<![\w.:>])(?:{alternatives})\b(?!\s*(?:\.|->)\s*clone\b){_IN_PLACE_AFTER}"
-        rf"|\b\w+_\s*\(\s*(?:{alternatives})\b",
+        rf"|(?<![\w.>])\w+_\s*\(\s*(?:{alternatives})\b",  # a free function, not a method
         re.VERBOSE,
     )
     return bool(in_place.search(code))
