@@ -36,11 +36,14 @@ def rule_rows(outcomes: Iterable) -> List[List[str]]:
         if verdict.results_equal is not None:
             row["compared"] += 1
             row["equal"] += verdict.results_equal
+            # Equal on no line, with no stated after-state, proves nothing: count it apart.
+            row["vacuous"] += verdict.compared_lines == 0 and not outcome.case.claim.after_prints
         row["failed"] += bool(verdict.problems)
     return [
         [code, str(row["fixtures"]), str(row["run"]), str(row["skipped"]),
          _ratio(row["claim shown"], row["claimed"]), _ratio(row["fixed clean"], row["fixed"]),
-         _ratio(row["equal"], row["compared"]), str(row["failed"])]
+         _ratio(row["equal"], row["compared"])
+         + (f" ({row['vacuous']} on no line)" if row["vacuous"] else ""), str(row["failed"])]
         for code, row in sorted(counts.items())
     ]
 

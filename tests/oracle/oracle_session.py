@@ -76,6 +76,10 @@ def prepare(fixture: Fixture) -> Case:
     if not claim.stated and not claim.errors and fixture.expected():
         case.problems.append("a fixture with findings needs an `oracle:` directive (raises, "
                              "before-prints/after-prints, or skip with a reason)")
+    if claim.raises_type and not fixture.expected():
+        # Still run: the verdict says what it raised.
+        claim.errors.append("a negative (no expected findings) must run clean, but it claims "
+                            "`oracle: raises`: catch and print the error if it is the point")
     if case.kind == "cpp":
         for label, text in (("original", fixture.text), ("fixed", case.fixed_text)):
             if text is None:

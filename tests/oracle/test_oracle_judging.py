@@ -233,3 +233,36 @@ def test_runner_waits_for_threads_and_runs_atexit_like_python_does(server, tmp_p
         """)
     assert run.lines == ["main done", "thread done", "atexit"]
     assert run.returncode == 0 and run.exception is None
+
+
+# -- what a fixture must state -------------------------------------------------------------
+
+def _prepared(tmp_path, name, source):
+    from fixture_harness import Fixture
+    from oracle_session import prepare
+
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source))
+    return prepare(Fixture(str(path), "GL402"))
+
+
+def test_a_negative_must_not_claim_an_exception(tmp_path):
+    case = _prepared(tmp_path, "negative.py", """\
+        # oracle: raises RuntimeError: E_MODIFIED
+        import torch
+        """)
+    assert any("must run clean" in error for error in case.claim.errors)
+
+
+def test_a_positive_needs_a_directive_and_a_cpp_fixture_an_oracle_run(tmp_path):
+    python = _prepared(tmp_path, "positive.py", """\
+        import torch
+        with torch.no_grad:  # expect: GL402
+            pass
+        """)
+    assert any("needs an `oracle:` directive" in problem for problem in python.problems)
+    assert python.fixed_text is not None and "torch.no_grad()" in python.fixed_text
+    cpp = _prepared(tmp_path, "no_entry.cpp", "// oracle: clean\nint helper() { return 1; }\n")
+    assert cpp.problems == ["original: defines no `void oracle_run()` to run"]
+    header = _prepared(tmp_path, "guard.h", "// oracle: clean\n")
+    assert "cannot run" in header.problems[0]
