@@ -129,6 +129,7 @@ def test_a_static_local_is_outside_the_function():
     ("double run(", "void run("),
     ("double run(", "std::vector<std::pair<std::string, float>> run("),
     ("auto probabilities", "image = image.contiguous();\n  auto probabilities"),
+    ("auto probabilities", "auto top = logits.max(), low = logits.min();\n  low = low * 2;\n  auto probabilities"),
     ("auto probabilities", "auto buffer = torch::empty({1, 10});\n  buffer.copy_(image);\n  auto probabilities"),
     ("auto logits = module.forward({image}).toTensor();",
      "auto [logits, extra] = split(module.forward({image}));\n  extra = extra.t();"),

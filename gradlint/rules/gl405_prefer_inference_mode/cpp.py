@@ -295,13 +295,24 @@ def _declared_names(body: str) -> Tuple[Set[str], Set[str]]:
         type_head = match.group("type").split("::")[-1].strip()
         if type_head in _KEYWORDS - {"auto"} or match.group("name") in _KEYWORDS:
             continue
-        names.add(match.group("name"))
+        declared = {match.group("name")} | _more_declarators(body, match.end("name"))
+        names |= declared
         if re.search(r"\b(?:static|thread_local|extern)\b", match.group("specifiers")):
-            static.add(match.group("name"))
+            static |= declared
     for match in _STRUCTURED_BINDING.finditer(body):
         names.update(re.findall(r"\w+", match.group("names")))
     names.update(match.group("name") for match in _TYPE_ALIAS.finditer(body))
     return names, static
+
+
+def _more_declarators(body: str, after_first: int) -> Set[str]:
+    """`b` and `c` in `auto a = f(x), b = g(x), c{h(x)};`."""
+    end = body.find(";", after_first)
+    if end < 0:
+        return set()
+    rest = _split_top_level(body[after_first:end])
+    return {found.group(1) for part in rest[1:]
+            for found in [re.match(r"[&*\s]*([A-Za-z_]\w*)\s*(?:=|\{|\(|\[|$)", part)] if found}
 
 
 def _mutates_guarded_tensor_outside(code: str, function: Scope, guard_end: int, scope_end: int) -> bool:
