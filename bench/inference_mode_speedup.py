@@ -8,7 +8,12 @@ was faster. Prints per workload the median ratio over the repetitions with its s
 (min, quartiles, max), and the machine and load it ran under. GL405's documentation
 quotes this script's output.
 
-    python bench/inference_mode_speedup.py                      # about half a minute
+The C++ workloads run the same kind of work through libtorch directly, timed inside C++
+under `torch::NoGradGuard` or `c10::InferenceMode` (the guards GL405 swaps); they are built
+once with `torch.utils.cpp_extension` (about a minute cold, cached afterwards).
+
+    python bench/inference_mode_speedup.py                      # 1-3 minutes
+    python bench/inference_mode_speedup.py --no-cpp             # Python workloads only
     python bench/inference_mode_speedup.py --quick --repeats 3  # check that it runs
 """
 from __future__ import annotations
@@ -92,28 +97,106 @@ def mlp_forward_workload(scale: int) -> Callable[[], None]:
     return run
 
 
+CPP_SOURCE = r"""
+#include <torch/extension.h>
+
+#include <chrono>
+#include <optional>
+
+namespace {
+
+// Runs `work` under NoGradGuard or InferenceMode and returns the seconds it took.
+template <typename Work>
+double timed(bool inference, Work&& work) {
+  std::optional<torch::NoGradGuard> no_grad;
+  std::optional<c10::InferenceMode> inference_mode;
+  if (inference) {
+    inference_mode.emplace();
+  } else {
+    no_grad.emplace();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+torch::nn::Sequential& mlp() {
+  static torch::nn::Sequential model = [] {
+    torch::nn::Sequential built(
+        torch::nn::Linear(256, 512), torch::nn::GELU(), torch::nn::LayerNorm(torch::nn::LayerNormOptions({512})),
+        torch::nn::Linear(512, 512), torch::nn::GELU(), torch::nn::LayerNorm(torch::nn::LayerNormOptions({512})),
+        torch::nn::Linear(512, 10));
+    built->eval();
+    return built;
+  }();
+  return model;
+}
+
+}  // namespace
+
+double view_heavy(int64_t scale, bool inference) {
+  static const auto frames = torch::randn({64, 8, 16});
+  static const auto bias = torch::randn({16});
+  return timed(inference, [&] {
+    for (int64_t repeat = 0; repeat < scale; ++repeat) {
+      for (const auto& frame : frames.unbind(0)) {
+        auto rows = frame.narrow(0, 1, 6).transpose(0, 1);
+        auto window = rows.unsqueeze(0).expand({2, 16, 6}).select(0, 1);
+        auto out = window.contiguous().view({-1}).slice(0, 0, 48);
+        out.add_(1.0).mul_(0.5);
+        frame.select(1, 3).clamp_min(0.0).sum();
+        frame.t().select(0, 2).add(bias.slice(0, 0, 8)).relu_();
+      }
+    }
+  });
+}
+
+double mlp_forward(int64_t scale, bool inference) {
+  static const auto batch = torch::randn({8, 256});
+  return timed(inference, [&] {
+    for (int64_t repeat = 0; repeat < scale; ++repeat) {
+      mlp()->forward(batch).softmax(1);
+    }
+  });
+}
+"""
+
 GUARDS = {"no_grad": torch.no_grad, "inference_mode": torch.inference_mode}
+Timed = Callable[[str], float]  # guard name -> seconds of one run under that guard
 
 
-def time_under(guard_name: str, run: Callable[[], None]) -> float:
-    with GUARDS[guard_name]():
-        start = time.perf_counter()
-        run()
-        return time.perf_counter() - start
+def python_timed(run: Callable[[], None]) -> Timed:
+    def timed(guard_name: str) -> float:
+        with GUARDS[guard_name]():
+            start = time.perf_counter()
+            run()
+            return time.perf_counter() - start
+    return timed
 
 
-def measure(run: Callable[[], None], repeats: int, inner: int) -> Dict[str, List[float]]:
+def cpp_timed(function, scale: int) -> Timed:
+    return lambda guard_name: function(scale, guard_name == "inference_mode")
+
+
+def build_cpp_workloads():
+    from torch.utils.cpp_extension import load_inline
+
+    return load_inline("gradlint_inference_mode_bench", CPP_SOURCE,
+                       functions=["view_heavy", "mlp_forward"], extra_cflags=["-O2"])
+
+
+def measure(timed: Timed, repeats: int, inner: int) -> Dict[str, List[float]]:
     """Per repetition and guard, the fastest of `inner` alternating runs: on a shared
     machine a run can lose its core at any moment, and the minimum filters that out."""
     for name in GUARDS:  # warm up allocator, kernels and caches under both guards
-        time_under(name, run)
+        timed(name)
     best: Dict[str, List[float]] = {name: [] for name in GUARDS}
     order = list(GUARDS)
     for _ in range(repeats):
         samples: Dict[str, List[float]] = {name: [] for name in GUARDS}
         for _ in range(inner):
             for name in order:
-                samples[name].append(time_under(name, run))
+                samples[name].append(timed(name))
             order.reverse()
         for name in GUARDS:
             best[name].append(min(samples[name]))
@@ -144,22 +227,34 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--threads", type=int, default=1,
                         help="torch intra-op threads (1 keeps other processes' load out of the numbers)")
     parser.add_argument("--quick", action="store_true", help="tiny workloads, to check the script runs")
+    parser.add_argument("--no-cpp", action="store_true", help="skip the C++ workloads (no compiler needed)")
     args = parser.parse_args(argv)
     if min(args.repeats, args.inner, args.threads) < 1:
         parser.error("--repeats, --inner and --threads must be at least 1")
 
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
-    # Calls per timed run, sized so one run takes some 10-50 ms here.
-    scales = {"view-heavy small tensors": 10, "conv net forward (16x3x64x64)": 1,
-              "MLP forward (batch 8)": 50}
-    factories = {"view-heavy small tensors": view_heavy_workload,
-                 "conv net forward (16x3x64x64)": conv_forward_workload,
-                 "MLP forward (batch 8)": mlp_forward_workload}
-
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}")
     print(f"torch {torch.__version__}, python {platform.python_version()}, "
           f"{torch.get_num_threads()} intra-op thread(s)")
+    # Calls per timed run, sized so one run takes some 10-50 ms here.
+    size = (lambda scale: 1) if args.quick else (lambda scale: scale)
+    workloads: Dict[str, Callable[[], Timed]] = {
+        "view-heavy small tensors": lambda: python_timed(view_heavy_workload(size(10))),
+        "conv net forward (16x3x64x64)": lambda: python_timed(conv_forward_workload(size(1))),
+        "MLP forward (batch 8)": lambda: python_timed(mlp_forward_workload(size(50))),
+    }
+    if not args.no_cpp:
+        started = time.perf_counter()
+        try:
+            extension = build_cpp_workloads()
+        except Exception as error:  # no compiler, no ninja: say so and measure the rest
+            print(f"C++ workloads skipped: {type(error).__name__}: {str(error).splitlines()[0]}")
+        else:
+            print(f"C++ workloads built in {time.perf_counter() - started:.1f} s")
+            workloads["C++ view-heavy small tensors"] = lambda: cpp_timed(extension.view_heavy, size(10))
+            workloads["C++ MLP forward (batch 8)"] = lambda: cpp_timed(extension.mlp_forward, size(50))
+
     print(f"{args.repeats} repetitions x best of {args.inner} alternating runs per guard; "
           f"load average at start {os.getloadavg()[0]:.2f}")
     print("ratio = time(no_grad) / time(inference_mode); > 1 means inference_mode is faster")
@@ -167,9 +262,8 @@ def main(argv: List[str]) -> int:
     header = f"{'workload':32} {'no_grad ms':>11} {'inf_mode ms':>11} {'ratio':>7}  {'min':>6} {'q1':>6} {'q3':>6} {'max':>6}"
     print(header)
     print("-" * len(header))
-    for name, factory in factories.items():
-        run = factory(1 if args.quick else scales[name])
-        times = measure(run, args.repeats, args.inner)
+    for name, make in workloads.items():
+        times = measure(make(), args.repeats, args.inner)
         ratios = [slow / fast for slow, fast in zip(times["no_grad"], times["inference_mode"])]
         q1, median, q3 = quartiles(ratios)
         print(f"{name:32} {statistics.median(times['no_grad']) * 1e3:11.2f} "
