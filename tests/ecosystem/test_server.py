@@ -197,3 +197,31 @@ async def test_a_burst_of_changes_is_checked_once_at_its_end(client, tmp_path):
     published = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert published.version == 4
     assert [(d.code, d.range.start.line) for d in published.diagnostics] == [("GL402", 4)]
+
+
+@pytest.mark.asyncio
+async def test_fix_all_and_single_quick_fixes_reproduce_every_safe_golden_fixture(client, tmp_path):
+    from fixture_harness import all_fixtures
+
+    checked = 0
+    for fixture in all_fixtures():
+        if fixture.golden is None or fixture.unsafe_fixes or fixture.path.endswith(".ipynb"):
+            continue
+        folder = tmp_path / fixture.id.replace(os.sep, "_")
+        folder.mkdir()
+        codes = ", ".join(f'"{code}"' for code in fixture.selection())
+        (folder / "pyproject.toml").write_text(f"[tool.gradlint]\nselect = [{codes}]\n", encoding="utf-8")
+        language_id = "python" if fixture.path.endswith((".py", ".pyi")) else "cpp"
+        text = fixture.text
+        uri = await open_document(client, folder / os.path.basename(fixture.path), text, language_id)
+        diagnostics = client.diagnostics[uri]
+        assert diagnostics, fixture.id
+        (fix_all,) = await code_actions(client, uri, text, [], only=[types.CodeActionKind.SourceFixAll])
+        assert apply_edits(text, fix_all.edit.changes[uri]) == fixture.golden, fixture.id
+        if len(diagnostics) == 1:
+            quick = await code_actions(client, uri, text, list(diagnostics), only=[types.CodeActionKind.QuickFix])
+            safe = [action for action in quick if action.title.endswith(", safe fix)")]
+            if len(safe) == 1:
+                assert apply_edits(text, safe[0].edit.changes[uri]) == fixture.golden, fixture.id
+        checked += 1
+    assert checked >= 3
