@@ -67,6 +67,13 @@ _DECLARATION = re.compile(r"""
     (?:\s*\bconst\b)?(?:\s*[&*]+\s*|\s+)(?:\bconst\b\s*)?
     (?P<name>[A-Za-z_]\w*)\s*(?=[=;({:\[,)]|in\b)
 """, re.VERBOSE)
+_METHOD_CALL = re.compile(
+    rf"(?<![\w.:>$])(?P<name>[A-Za-z_]\w*){_ACCESS}\s*(?:\.|->)\s*(?P<method>\w+)\s*(?:<[^;<>()]*>)?\s*\("
+)
+# Methods that run a module on their arguments without keeping them.
+_RUNS_A_MODEL = frozenset({"forward", "run_method", "get_method", "operator()", "predict", "infer"})
+_NOT_TENSOR_TYPES = _PLAIN_WORDS | {"size_t", "Device", "ScalarType", "TensorOptions", "IntArrayRef"}
+_CALLBACK = re.compile(r"\bfunction\s*<|\bfunction_ref\s*<|Callback\b")
 _STRUCTURED_BINDING = re.compile(r"\bauto\s*&{0,2}\s*\[(?P<names>[\w\s,]+)\]")
 _TYPE_ALIAS = re.compile(r"\busing\s+(?P<name>\w+)\s*=")
 _IN_PLACE_AFTER = r"""
@@ -240,18 +247,20 @@ def _is_pure_inference(code: str, function: Scope, signature: Signature, records
         return False
     if _REENABLE.search(code, guard_end, scope_end):
         return False
-    if not _hands_out_no_tensor(signature, body, records):
+    if not _hands_out_no_tensor(signature, body, records, code[guard_end:scope_end]):
         return False
     if _updates_in_place(body, {name for _, name in signature.parameters if name}):
         return False  # the caller's tensors change: they may be parameters being trained
     return not _mutates_guarded_tensor_outside(code, function, guard_end, scope_end)
 
 
-def _hands_out_no_tensor(signature: Signature, body: str, records: FrozenSet[str]) -> bool:
+def _hands_out_no_tensor(signature: Signature, body: str, records: FrozenSet[str], guarded: str) -> bool:
     if signature.return_type is not None and not _is_plain_type(signature.return_type, records):
         return False  # a tensor (or something that may hold one) goes back to the caller
     writable: Set[str] = set()
     for type_, name in signature.parameters:
+        if _CALLBACK.search(type_) and _TENSOR_TYPE.search(type_):
+            return False  # a callback that takes tensors
         by_reference = re.search(r"[&*]", type_) and not re.match(r"\s*const\b", type_)
         if not by_reference:
             continue  # by value or const: writes stay inside the function
@@ -265,7 +274,36 @@ def _hands_out_no_tensor(signature: Signature, body: str, records: FrozenSet[str
         for match in pattern.finditer(body):
             if match.group("name") not in allowed:
                 return False  # a member, global, static or caller's object is written
-    return True
+    return not _passes_guarded_values_out(guarded, allowed)
+
+
+def _passes_guarded_values_out(guarded: str, allowed: Set[str]) -> bool:
+    """A method of an object from outside the function (a member, a global, the caller's)
+    called with something made under the guard: `queue_.enqueue(output)` may keep it."""
+    made = {match.group("name") for match in _DECLARATION.finditer(guarded)
+            if match.group("type").split("::")[-1].strip() not in _NOT_TENSOR_TYPES}
+    made |= {match.group("name") for match in _ASSIGNMENT.finditer(guarded)} - allowed
+    made |= {name for match in _STRUCTURED_BINDING.finditer(guarded)
+             for name in re.findall(r"\w+", match.group("names"))}
+    for call in _METHOD_CALL.finditer(guarded):
+        if call.group("name") in allowed or call.group("method") in _RUNS_A_MODEL:
+            continue
+        arguments = guarded[call.end():_argument_end(guarded, call.end())]
+        if _mentions(arguments, made):
+            return True
+    return False
+
+
+def _argument_end(text: str, start: int) -> int:
+    depth = 1
+    for position in range(start, len(text)):
+        if text[position] in "([{":
+            depth += 1
+        elif text[position] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return position
+    return len(text)
 
 
 def _is_plain_type(type_: str, records: FrozenSet[str] = frozenset()) -> bool:
