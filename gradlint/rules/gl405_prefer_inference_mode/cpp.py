@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import FrozenSet, Iterator, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, Optional, Set, Tuple
 
 from gradlint.cpp.edits import include_edit
 from gradlint.cpp.scopes import Scope
@@ -297,12 +297,15 @@ def _passes_guarded_values_out(guarded: str, allowed: Set[str]) -> bool:
 def _argument_end(text: str, start: int) -> int:
     depth = 1
     for position in range(start, len(text)):
-        if text[position] in "([{":
+        char = text[position]
+        if char in "([{":
             depth += 1
-        elif text[position] in ")]}":
+        elif char in ")]}":
             depth -= 1
             if depth == 0:
                 return position
+        elif char == ";" and depth == 1:
+            return position  # unbalanced: the statement ends here
     return len(text)
 
 
@@ -363,15 +366,19 @@ def _mutates_guarded_tensor_outside(code: str, function: Scope, guard_end: int, 
     created |= {m.group("name") for m in _STORE_CALL.finditer(inside)}
     if not created:
         return False
-    changed = True
-    while changed:  # aliases and views made outside the scope from guarded tensors
-        changed = False
-        for match in _ALIAS.finditer(outside):
-            name = match.group("name")
-            source = match.group("source")
-            if name not in created and _mentions(source, created) and not _makes_new_tensor(source):
-                created.add(name)
-                changed = True
+    # Aliases and views made outside the scope from guarded tensors, followed to the end.
+    aliases: Dict[str, Set[str]] = {}  # source name -> names bound to an expression of it
+    for match in _ALIAS.finditer(outside):
+        source = match.group("source")
+        if not _makes_new_tensor(source):
+            for word in set(re.findall(r"[A-Za-z_]\w*", source)):
+                aliases.setdefault(word, set()).add(match.group("name"))
+    pending = list(created)
+    while pending:
+        for alias in aliases.get(pending.pop(), ()):
+            if alias not in created:
+                created.add(alias)
+                pending.append(alias)
     return _updates_in_place(outside, created)
 
 
