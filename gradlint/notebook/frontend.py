@@ -177,6 +177,11 @@ class NotebookLanguage(PythonLanguage):
         except FrontEndSyntaxError as error:
             raise self._cell_syntax_error(path, text, error) from None
 
+    def parse_focused(self, path: str, text: str, patterns):
+        """The whole program: a focused parse would leave a syntax error in a cell it
+        skips unreported, and that cell would fail when the notebook runs."""
+        return self.parse(path, text)
+
     def _cell_syntax_error(self, path: str, text: str, error: FrontEndSyntaxError) -> FrontEndSyntaxError:
         """IPython compiles each cell on its own, so the error to report is the first
         cell that does not parse alone (an unclosed bracket is then blamed on its own
