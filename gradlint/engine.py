@@ -65,15 +65,25 @@ class Linter:
             if code in enabled and language.name in rule.languages()
         ]
         active = []
+        matched: Dict[object, bool] = {}  # several rules share one prefilter
         for rule in candidates:
             pattern = rule.prefilter_for(language.name)
-            if pattern is None or pattern.search(text):
+            if pattern is not None and pattern not in matched:
+                literals = rule.prefilter_literals_for(language.name)
+                matched[pattern] = (literals is None or any(literal in text for literal in literals)) \
+                    and pattern.search(text) is not None
+            if pattern is None or matched[pattern]:
                 active.append(rule)
         if not active:
             return []
         reported: List[Tuple[Rule, Diagnostic]] = []
+        focus = [rule.prefilter_for(language.name) for rule in active]
         try:
-            parsed = language.parse(path, text)
+            if hasattr(language, "parse_focused") and not any(rule.needs_whole_module for rule in active) \
+                    and None not in focus:
+                parsed = language.parse_focused(path, text, focus)
+            else:
+                parsed = language.parse(path, text)
         except FrontEndSyntaxError as error:
             code = language.syntax_error_code
             if code in enabled:

@@ -18,6 +18,12 @@ from typing import ClassVar, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 from gradlint.diagnostics import Diagnostic, Safety, Severity
 
+try:  # the regex parser, to read the literal strings a prefilter requires
+    from re import _constants as _sre, _parser as _sre_parse
+except ImportError:  # Python < 3.11
+    import sre_constants as _sre
+    import sre_parse as _sre_parse
+
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
 _CODE = re.compile(r"^GL\d{3}$")
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -46,6 +52,11 @@ class Rule:
     prefilter: ClassVar[Union[str, Mapping[str, str], None]] = None
     # Findings the engine itself reports (syntax errors, internal errors).
     reported_by_engine: ClassVar[bool] = False
+    # False: a Python rule may be handed only part of the module (gradlint.python.partial):
+    # the imports, the top-level statements its prefilter (or another active rule's)
+    # matches, and those that use a name such a statement defines. True when a finding can
+    # depend on other statements (a value made in one function and mutated in another).
+    needs_whole_module: ClassVar[bool] = False
 
     @classmethod
     def languages(cls) -> Tuple[str, ...]:
@@ -62,6 +73,14 @@ class Rule:
         return _compiled(pattern) if pattern else None
 
     @classmethod
+    def prefilter_literals_for(cls, language: str) -> Optional[Tuple[str, ...]]:
+        """Strings one of which every match of the prefilter contains: `in` finds them far
+        faster than the regex can fail, so most files are rejected without it. None when
+        the pattern names no such strings."""
+        pattern = cls.prefilter_for(language)
+        return None if pattern is None else _required_literals(pattern.pattern, pattern.flags)
+
+    @classmethod
     def docs(cls) -> RuleDocs:
         return _parse_docs(inspect.cleandoc(cls.__doc__ or ""), cls.summary)
 
@@ -72,6 +91,49 @@ class Rule:
 @functools.lru_cache(maxsize=None)
 def _compiled(pattern: str) -> "re.Pattern[str]":
     return re.compile(pattern)
+
+
+_MIN_LITERAL = 3  # shorter strings occur in nearly every file: no use as a first test
+
+
+@functools.lru_cache(maxsize=None)
+def _required_literals(pattern: str, flags: int) -> Optional[Tuple[str, ...]]:
+    if flags & re.IGNORECASE:
+        return None
+    try:
+        found = _literals_of_sequence(_sre_parse.parse(pattern, flags))
+    except (re.error, RecursionError):
+        return None
+    return tuple(sorted(found)) if found and min(map(len, found)) >= _MIN_LITERAL else None
+
+
+def _literals_of_sequence(items) -> Optional[frozenset]:
+    """A set of strings one of which every match of `items` (parsed regex nodes) contains,
+    preferring the set whose shortest string is longest; None when there is none."""
+    best: Optional[frozenset] = None
+
+    def consider(candidates: Optional[frozenset]) -> None:
+        nonlocal best
+        if candidates and (best is None or min(map(len, candidates)) > min(map(len, best))):
+            best = candidates
+
+    run = []
+    for op, argument in items:
+        if op is _sre.LITERAL:
+            run.append(chr(argument))
+            continue
+        consider(frozenset(["".join(run)]) if run else None)
+        run = []
+        if op is _sre.SUBPATTERN and not argument[1] & re.IGNORECASE:
+            consider(_literals_of_sequence(argument[3]))
+        elif op is _sre.BRANCH:
+            branches = [_literals_of_sequence(branch) for branch in argument[1]]
+            if all(branches):
+                consider(frozenset().union(*branches))
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and argument[0] >= 1:
+            consider(_literals_of_sequence(argument[2]))
+    consider(frozenset(["".join(run)]) if run else None)
+    return best
 
 
 def _parse_docs(text: str, summary: str) -> RuleDocs:

@@ -143,6 +143,19 @@ class PythonLanguage(Language):
             raise FrontEndSyntaxError("cannot parse: nesting too deep") from None
         return PythonFile(path, text, module)
 
+    def parse_focused(self, path: str, text: str, patterns) -> PythonFile:
+        """Like `parse`, but only the imports and the top-level statements `patterns` select
+        (gradlint.python.partial); the whole file when that fails or saves little."""
+        from gradlint.python.partial import focus
+
+        focused = focus(text, patterns)
+        if focused is not None:
+            try:
+                return PythonFile(path, text, self.parse(path, focused).module)
+            except FrontEndSyntaxError:
+                pass  # parsed whole, so that the error is reported where it is
+        return self.parse(path, text)
+
     def suppressions(self, text: str, line_index: LineIndex) -> LineSuppressions:
         return python_suppressions(text, line_index)
 

@@ -22,7 +22,7 @@ LOW_LEVEL_GUARDS = {
     "torch.autograd.grad_mode._unsafe_preserve_version_counter": "_unsafe_preserve_version_counter",
 }
 
-FunctionNode = Union[cst.FunctionDef, cst.Lambda]
+FunctionNode = Union["cst.FunctionDef", "cst.Lambda"]  # strings: libcst loads only when a file is parsed
 
 
 def canonical_guard(qualified_name: Optional[str]) -> Optional[str]:

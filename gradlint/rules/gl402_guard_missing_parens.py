@@ -1,3 +1,5 @@
+from __future__ import annotations  # libcst loads only when a file is parsed
+
 import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety

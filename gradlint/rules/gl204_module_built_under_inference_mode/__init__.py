@@ -81,6 +81,7 @@ class ModuleBuiltUnderInferenceMode(Rule):
     summary = "Module built under inference mode, then trained"
     severity = Severity.ERROR
     prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
+    needs_whole_module = True  # the flow follows values into calls to any function of the module
 
     def check_cpp(self, file):
         from gradlint.rules.gl204_module_built_under_inference_mode.cpp import check

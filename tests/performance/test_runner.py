@@ -1,0 +1,196 @@
+"""The runner's cache and pool change how fast a run is, never what it reports."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from gradlint import runner
+from gradlint.engine import Linter
+from gradlint.runner import ResultCache, run_files
+from gradlint.settings import Settings, resolve_selection
+
+MISSING_PARENS = "import torch\n\n\ndef evaluate(model, x):\n    with torch.no_grad:\n        return model(x)\n"
+LEGACY_CPP = "torch::Tensor run(const torch::Tensor& x) {\n  at::AutoNonVariableTypeMode guard;\n  return x;\n}\n"
+CLEAN = "import torch\n\n\ndef evaluate(model, x):\n    with torch.no_grad():\n        return model(x)\n"
+
+
+def settings_for(root, select=None, unsafe_fixes=False) -> Settings:
+    return Settings(enabled=resolve_selection(select, [], []), root=str(root), unsafe_fixes=unsafe_fixes)
+
+
+def make_tree(root, count: int):
+    paths = []
+    for index in range(count):
+        name, text = [("bad_{}.py", MISSING_PARENS), ("kernel_{}.cpp", LEGACY_CPP), ("ok_{}.py", CLEAN)][index % 3]
+        path = root / name.format(index)
+        path.write_text(text)
+        paths.append(str(path))
+    return paths
+
+
+def summary(outcome):
+    return [(report.path, [(f.code, f.start, f.end, f.message, f.fix) for f in report.findings], report.error)
+            for report in outcome.reports]
+
+
+@pytest.fixture
+def count_linted(monkeypatch):
+    """How many files the linter itself checked (cache misses)."""
+    calls = []
+    original = Linter.check_path
+
+    def counting(self, path, raw=None):
+        calls.append(path)
+        return original(self, path, raw)
+
+    monkeypatch.setattr(Linter, "check_path", counting)
+    return calls
+
+
+def test_warm_run_reports_the_same_findings_without_linting(tmp_path, count_linted):
+    paths = make_tree(tmp_path, 6)
+    cache = str(tmp_path / "cache")
+    cold = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert len(count_linted) == 6
+    warm = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert len(count_linted) == 6  # nothing linted again
+    assert summary(warm) == summary(cold)
+    assert [r.path for r in warm.reports] == [p for p in paths if "ok_" not in p]
+    assert warm.file_count == 6
+
+
+def test_a_changed_file_is_checked_again(tmp_path, count_linted):
+    paths = make_tree(tmp_path, 3)
+    cache = str(tmp_path / "cache")
+    run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    with open(paths[0], "w") as handle:
+        handle.write(CLEAN)
+    outcome = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert count_linted[3:] == [paths[0]]
+    assert [report.path for report in outcome.reports] == [paths[1]]
+
+
+def test_configuration_and_version_are_part_of_the_key(tmp_path, count_linted, monkeypatch):
+    paths = make_tree(tmp_path, 3)
+    cache = str(tmp_path / "cache")
+    run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    only_cpp = run_files(paths, settings_for(tmp_path, select=["GL101"]), jobs=1, cache_dir=cache)
+    assert len(count_linted) == 6
+    assert [f.code for r in only_cpp.reports for f in r.findings] == ["GL101"]
+    run_files(paths, settings_for(tmp_path, unsafe_fixes=True), jobs=1, cache_dir=cache)
+    assert len(count_linted) == 9
+    monkeypatch.setattr(runner, "__version__", "999.0")
+    run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert len(count_linted) == 12
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: data[: len(data) // 2],  # truncated by a crash
+    lambda data: data[:-1] + bytes([data[-1] ^ 1]),  # one flipped bit
+    lambda data: b"not a cache at all",
+    lambda data: b"",
+])
+def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path, count_linted, damage):
+    paths = make_tree(tmp_path, 3)
+    cache = str(tmp_path / "cache")
+    cold = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    [index] = [name for name in os.listdir(cache) if name.endswith(".cache")]
+    with open(os.path.join(cache, index), "rb") as handle:
+        data = handle.read()
+    with open(os.path.join(cache, index), "wb") as handle:
+        handle.write(damage(data))
+    again = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert summary(again) == summary(cold)
+    assert len(count_linted) == 6
+    run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert len(count_linted) == 6  # the rewritten index is whole again
+
+
+def test_two_runs_sharing_a_cache_keep_both_entries_and_leave_no_temporaries(tmp_path):
+    paths = make_tree(tmp_path, 2)
+    cache = str(tmp_path / "cache")
+    settings = settings_for(tmp_path)
+    first, second = ResultCache(cache, settings), ResultCache(cache, settings)
+    first.store(paths[0], b"a" * 16, ())
+    second.store(paths[1], b"b" * 16, ())
+    assert first.save() is None and second.save() is None
+    merged = ResultCache(cache, settings).entries
+    assert set(merged) == {os.path.abspath(paths[0]), os.path.abspath(paths[1])}
+    assert sorted(os.listdir(cache)) == [".gitignore", os.path.basename(first.path)]
+
+
+def test_an_unwritable_cache_is_a_warning_not_a_failure(tmp_path):
+    paths = make_tree(tmp_path, 3)
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the cache folder should be")
+    outcome = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=str(blocker / "cache"))
+    assert outcome.cache_error is not None and "cannot write the cache" in outcome.cache_error
+    assert len(outcome.reports) == 2
+
+
+def test_the_pool_gives_the_serial_results_in_the_same_order(tmp_path):
+    paths = make_tree(tmp_path, runner.POOL_MIN_FILES + 25)
+    serial = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=None)
+    pooled = run_files(paths, settings_for(tmp_path), jobs=2, cache_dir=str(tmp_path / "cache"))
+    assert summary(pooled) == summary(serial)
+    assert len(pooled.reports) == 2 * len(paths) // 3 + (len(paths) % 3 > 0)
+    warm = run_files(paths, settings_for(tmp_path), jobs=2, cache_dir=str(tmp_path / "cache"))
+    assert summary(warm) == summary(serial)
+
+
+def test_no_pool_for_a_handful_of_files(tmp_path, monkeypatch):
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a pool was started for a handful of files")
+
+    monkeypatch.setattr(runner.multiprocessing, "get_context", no_pool)
+    paths = make_tree(tmp_path, 5)
+    assert len(run_files(paths, settings_for(tmp_path), jobs=8, cache_dir=None).reports) == 4
+
+
+def test_fix_applies_fixes_that_a_check_cached_then_caches_the_fixed_file(tmp_path, count_linted):
+    paths = make_tree(tmp_path, 3)
+    cache = str(tmp_path / "cache")
+    run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    fixed = run_files(paths, settings_for(tmp_path), mode="fix", jobs=1, cache_dir=cache)
+    assert [len(r.applied_fixes) for r in fixed.reports if r.path == paths[0]] == [1]
+    assert "with torch.no_grad():" in open(paths[0]).read()
+    linted = len(count_linted)
+    after = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert len(count_linted) == linted  # the fixed file's result was cached by the fix
+    assert [r.path for r in after.reports] == [paths[1]]
+
+
+def test_unreadable_file_is_reported_and_not_cached(tmp_path):
+    paths = make_tree(tmp_path, 1)
+    missing = str(tmp_path / "gone.py")
+    outcome = run_files([missing] + paths, settings_for(tmp_path), jobs=1, cache_dir=str(tmp_path / "c"))
+    assert outcome.reports[0].error.startswith(f"{missing}: cannot read")
+    assert os.path.abspath(missing) not in ResultCache(str(tmp_path / "c"), settings_for(tmp_path)).entries
+
+
+WARM_RUN = textwrap.dedent("""
+    import sys
+    from gradlint.cli import main
+    try:
+        main(["check", "--quiet", "--cache-dir", sys.argv[2], sys.argv[1]])
+    except SystemExit as exit:
+        code = exit.code
+    print(code, "libcst._nodes.module" in sys.modules)
+""")
+
+
+def test_a_warm_run_never_loads_libcst(tmp_path):
+    make_tree(tmp_path, 6)
+    cache = str(tmp_path / "cache")
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", WARM_RUN, str(tmp_path), cache],
+                              capture_output=True, text=True, check=True)
+        return done.stdout.splitlines()[-1].split()
+
+    assert run() == ["1", "True"]  # cold: the bad files are parsed
+    assert run() == ["1", "False"]
