@@ -11,7 +11,8 @@ class GuardAsyncOrGenerator(Rule):
     Finds grad-mode guards that do not cover the code they seem to cover because of how
     coroutines and generators run: a guard decorator (`@torch.inference_mode()`,
     `@torch.no_grad()`, also bare or with a mode) on an `async def`, and a `with` guard
-    whose block contains a `yield` in a plain generator.
+    whose block contains a `yield` in a plain generator (not in a `@contextmanager`
+    function, where handing the mode to the caller's block is the purpose).
 
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §2): on an `async def` the decorator only
@@ -74,6 +75,8 @@ class GuardAsyncOrGenerator(Rule):
             function = file.guards.function_of(statement)
             if not isinstance(function, cst.FunctionDef) or function.asynchronous is not None:
                 continue
+            if _is_context_manager(function):
+                continue  # `@contextmanager`: leaking the mode into the caller's block is the point
             item = next(item for item in statement.items if item.item is guard.node)
             yielding = _first_yield(statement.body)
             if yielding is None:
@@ -86,6 +89,15 @@ class GuardAsyncOrGenerator(Rule):
                 f"(torch-semantics §2); decorate the generator with `@{file.code_for(guard.node)}` instead",
                 _to_decorator(file, function, statement, guard),
             )
+
+
+def _is_context_manager(function) -> bool:
+    for decorator in function.decorators:
+        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        name = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", "")
+        if name.endswith("contextmanager"):
+            return True
+    return False
 
 
 def _first_yield(body):

@@ -18,6 +18,8 @@ def check(file):
         if guard.kind != "no_grad" or not guard.called or region.is_decorator:
             continue
         statement = region.owner
+        if len(statement.items) != 1:
+            continue  # another context manager in the same statement may depend on no_grad
         function = file.guards.function_of(statement)
         if not isinstance(function, cst.FunctionDef) or function in excluded:
             continue
@@ -53,6 +55,8 @@ def _bound_names(body):
         node = stack.pop()
         if isinstance(node, (cst.Return, cst.Yield, cst.AugAssign, cst.Global, cst.Nonlocal, cst.Await)):
             return None
+        if isinstance(node, cst.Expr) and not _is_print(node.value):
+            return None  # a call made for its side effects may store what it makes anywhere
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
                 is_in_place_method(node.func.attr.value)
                 or node.func.attr.value in ("append", "extend", "insert", "update", "setdefault", "put")):
@@ -76,6 +80,11 @@ def _bound_names(body):
             return None
         stack.extend(node.children)
     return names
+
+
+def _is_print(expression) -> bool:
+    return (isinstance(expression, cst.Call) and isinstance(expression.func, cst.Name)
+            and expression.func.value == "print")
 
 
 def _flatten(target):
