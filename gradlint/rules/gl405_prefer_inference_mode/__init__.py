@@ -15,7 +15,9 @@ class PreferInferenceMode(Rule):
     `requires_grad`, returns nothing that can hold a tensor (plain scalars, strings,
     containers of them, structs of this file with only such fields, and Objective-C `NS*`
     objects are fine), writes no member, global, static or caller-owned object except plain
-    output buffers, takes no non-const tensor reference or pointer, updates none of its
+    output buffers, takes no non-const tensor reference or pointer and no callback that takes
+    tensors, passes nothing made under the guard to a method of an object from outside the
+    function (`queue_.push(output)`; a module's `forward` is fine), updates none of its
     caller's tensors in place, and never updates in place, outside the guard's scope (or
     earlier in the same loop), anything bound inside it. Typical sites: `main()` or a runner
     that loads a scripted module and calls `forward`, a benchmark loop, a mobile `predict`
@@ -39,22 +41,28 @@ class PreferInferenceMode(Rule):
     tensors made under it keep no version counter (torch-semantics §1: `_version` raises
     "Inference tensors do not track version counter.", same in C++ §7a).
 
-    What that buys was measured with `bench/inference_mode_speedup.py` (paired alternating
-    runs under both guards in one process; ratio = time(no_grad) / time(inference_mode),
-    median of 31 repetitions, each the best of 5 runs per guard, with the quartiles).
-    On an AMD EPYC, 2 cores, 1 intra-op thread, torch 2.13.0+cpu, Python 3.11.7, on a
-    machine shared with other jobs (load average 1.6 to 2.3):
+    What that buys was measured with `bench/inference_mode_speedup.py`: paired runs of each
+    workload under both guards in one process, alternating, timed in thread CPU seconds so
+    that other jobs on the machine do not count; ratio = time(no_grad) / time(inference_mode),
+    the median of 31 repetitions, each the best of 5 runs per guard, with its quartiles and
+    range. The C++ rows run libtorch directly, timed inside C++ under `torch::NoGradGuard`
+    and `c10::InferenceMode`. On an AMD EPYC, 2 cores, 1 intra-op thread, torch 2.13.0+cpu,
+    Python 3.11.7 (a machine shared with other jobs, load average about 10):
 
     | workload | no_grad | inference_mode | ratio | quartiles | min to max |
     |---|---|---|---|---|---|
-    | view-heavy small tensors (views of views, in-place updates) | 15.67 ms | 12.90 ms | 1.22 | 1.14 to 1.59 | 0.97 to 1.66 |
-    | conv net forward, 16x3x64x64 | 39.59 ms | 41.87 ms | 0.95 | 0.91 to 1.03 | 0.86 to 1.09 |
-    | MLP forward, batch 8 | 11.75 ms | 11.52 ms | 1.01 | 0.80 to 1.35 | 0.56 to 1.39 |
+    | view-heavy small tensors (views of views, in-place updates), Python | 12.30 ms | 10.16 ms | 1.21 | 1.20 to 1.22 | 1.19 to 1.24 |
+    | conv net forward, 16x3x64x64, Python | 32.44 ms | 32.20 ms | 1.00 | 1.00 to 1.02 | 0.98 to 1.06 |
+    | MLP forward, batch 8, Python | 7.13 ms | 6.92 ms | 1.03 | 1.02 to 1.04 | 0.95 to 1.10 |
+    | view-heavy small tensors, C++ | 6.45 ms | 5.36 ms | 1.21 | 1.20 to 1.22 | 1.18 to 1.24 |
+    | MLP forward, batch 8, C++ | 6.03 ms | 5.91 ms | 1.02 | 1.00 to 1.04 | 0.98 to 1.07 |
 
-    Two earlier runs on the same machine gave medians 1.21 and 1.21 (view-heavy), 0.95 and
-    0.97 (conv), 1.01 and 1.01 (MLP). So: about 20% faster where the work is many small
-    view and in-place ops; no gain on an ordinary conv or MLP forward pass, where the
-    kernels dominate (the conv net even ran a few percent slower under inference_mode).
+    A second run gave medians 1.22, 1.01, 1.02, 1.22 and 1.01. So: about 20% faster where
+    the work is many small view and in-place ops, in Python and in C++ alike; a negligible
+    gain (0 to 3%) on an ordinary conv or MLP forward pass, where the kernels dominate.
+    Three earlier runs of the script's first version, timed in wall-clock seconds under a
+    lighter load, gave 1.21 to 1.22 (view-heavy), 0.95 to 0.97 (conv) and 1.01 (MLP), with
+    wider spreads. Either way, switching guards buys nothing measurable in such code.
 
     The switch has a cost elsewhere: a tensor made under InferenceMode cannot later be
     updated in place, get `requires_grad`, or be saved for backward outside it (§1, §7a
