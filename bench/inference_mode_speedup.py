@@ -2,6 +2,8 @@
 
 Runs each workload under both guards in one process, alternating them run by run
 and swapping which goes first each time, so drift in machine load hits both alike.
+Runs are timed in the thread's CPU seconds by default, so time spent waiting for a core on
+a busy machine does not count (`--clock wall` for elapsed time).
 A repetition is `--inner` such pairs; it keeps the fastest run of each guard and
 yields one ratio `best(no_grad) / best(inference_mode)`: above 1 means inference_mode
 was faster. Prints per workload the median ratio over the repetitions with its spread
@@ -100,10 +102,23 @@ def mlp_forward_workload(scale: int) -> Callable[[], None]:
 CPP_SOURCE = r"""
 #include <torch/extension.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <optional>
 
 namespace {
+
+bool thread_cpu = true;  // time this thread's CPU seconds, else wall-clock seconds
+
+double now(bool cpu) {
+  if (cpu) {
+    timespec spec;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec);
+    return spec.tv_sec + spec.tv_nsec * 1e-9;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // Runs `work` under NoGradGuard or InferenceMode and returns the seconds it took.
 template <typename Work>
@@ -115,9 +130,9 @@ double timed(bool inference, Work&& work) {
   } else {
     no_grad.emplace();
   }
-  const auto start = std::chrono::steady_clock::now();
+  const double start = now(thread_cpu);
   work();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return now(thread_cpu) - start;
 }
 
 torch::nn::Sequential& mlp() {
@@ -133,6 +148,10 @@ torch::nn::Sequential& mlp() {
 }
 
 }  // namespace
+
+void use_thread_cpu_time(bool cpu) {
+  thread_cpu = cpu;
+}
 
 double view_heavy(int64_t scale, bool inference) {
   static const auto frames = torch::randn({64, 8, 16});
@@ -165,12 +184,12 @@ GUARDS = {"no_grad": torch.no_grad, "inference_mode": torch.inference_mode}
 Timed = Callable[[str], float]  # guard name -> seconds of one run under that guard
 
 
-def python_timed(run: Callable[[], None]) -> Timed:
+def python_timed(run: Callable[[], None], clock: Callable[[], float]) -> Timed:
     def timed(guard_name: str) -> float:
         with GUARDS[guard_name]():
-            start = time.perf_counter()
+            start = clock()
             run()
-            return time.perf_counter() - start
+            return clock() - start
     return timed
 
 
@@ -182,7 +201,8 @@ def build_cpp_workloads():
     from torch.utils.cpp_extension import load_inline
 
     return load_inline("gradlint_inference_mode_bench", CPP_SOURCE,
-                       functions=["view_heavy", "mlp_forward"], extra_cflags=["-O2"])
+                       functions=["view_heavy", "mlp_forward", "use_thread_cpu_time"],
+                       extra_cflags=["-O2"])
 
 
 def measure(timed: Timed, repeats: int, inner: int) -> Dict[str, List[float]]:
@@ -228,9 +248,15 @@ def main(argv: List[str]) -> int:
                         help="torch intra-op threads (1 keeps other processes' load out of the numbers)")
     parser.add_argument("--quick", action="store_true", help="tiny workloads, to check the script runs")
     parser.add_argument("--no-cpp", action="store_true", help="skip the C++ workloads (no compiler needed)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="cpu: the thread's CPU time, blind to time spent descheduled on a busy "
+                             "machine (the default; needs --threads 1); wall: elapsed time")
     args = parser.parse_args(argv)
     if min(args.repeats, args.inner, args.threads) < 1:
         parser.error("--repeats, --inner and --threads must be at least 1")
+    if args.clock == "cpu" and args.threads != 1:
+        parser.error("--clock cpu counts one thread's CPU time: use it with --threads 1")
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
 
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
@@ -240,9 +266,9 @@ def main(argv: List[str]) -> int:
     # Calls per timed run, sized so one run takes some 10-50 ms here.
     size = (lambda scale: 1) if args.quick else (lambda scale: scale)
     workloads: Dict[str, Callable[[], Timed]] = {
-        "view-heavy small tensors": lambda: python_timed(view_heavy_workload(size(10))),
-        "conv net forward (16x3x64x64)": lambda: python_timed(conv_forward_workload(size(1))),
-        "MLP forward (batch 8)": lambda: python_timed(mlp_forward_workload(size(50))),
+        "view-heavy small tensors": lambda: python_timed(view_heavy_workload(size(10)), clock),
+        "conv net forward (16x3x64x64)": lambda: python_timed(conv_forward_workload(size(1)), clock),
+        "MLP forward (batch 8)": lambda: python_timed(mlp_forward_workload(size(50)), clock),
     }
     if not args.no_cpp:
         started = time.perf_counter()
@@ -252,10 +278,12 @@ def main(argv: List[str]) -> int:
             print(f"C++ workloads skipped: {type(error).__name__}: {str(error).splitlines()[0]}")
         else:
             print(f"C++ workloads built in {time.perf_counter() - started:.1f} s")
+            extension.use_thread_cpu_time(args.clock == "cpu")
             workloads["C++ view-heavy small tensors"] = lambda: cpp_timed(extension.view_heavy, size(10))
             workloads["C++ MLP forward (batch 8)"] = lambda: cpp_timed(extension.mlp_forward, size(50))
 
-    print(f"{args.repeats} repetitions x best of {args.inner} alternating runs per guard; "
+    print(f"{args.repeats} repetitions x best of {args.inner} alternating runs per guard, "
+          f"{'thread CPU' if args.clock == 'cpu' else 'wall-clock'} time; "
           f"load average at start {os.getloadavg()[0]:.2f}")
     print("ratio = time(no_grad) / time(inference_mode); > 1 means inference_mode is faster")
     print()
