@@ -143,14 +143,6 @@ def module_assignments(code: str, region: Region) -> Dict[str, int]:
     return modules
 
 
-def grad_disabled_at(file, offset: int) -> bool:
-    """Is a grad-disabling guard alive at `offset`?"""
-    for guard in file.guards:
-        if guard.disables_grad and guard.statement_end <= offset < guard.scope.close:
-            return True
-    return False
-
-
 def requires_grad_names(code: str, function: Scope) -> Set[str]:
     """Variables of `function` that are known to require grad."""
     names: Set[str] = set()
@@ -181,10 +173,6 @@ def word_at(text: str, name: str) -> Optional[re.Match]:
 
 
 Taint = Tuple[str, int]
-
-
-def line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
 
 
 def tainted_uses(file, pattern_for) -> Iterator[Tuple[Region, Step, str, "re.Match[str]"]]:

@@ -31,7 +31,7 @@ def delete_statement(text: str, start: int, end: int) -> Edit:
 
 
 def include_edit(text: str, includes: Iterable[str], last_include_end: Optional[int], guard_type: str,
-                 include_ends: Sequence[Tuple[str, int]] = ()) -> Optional[Edit]:
+                 include_ends: Sequence[Tuple[str, int]] = (), newline: Optional[str] = None) -> Optional[Edit]:
     """The `#include` a replacement guard needs, unless an umbrella or its own header is
     there; it goes after the last torch include of `include_ends` (path, end of line), else
     after the last include."""
@@ -40,7 +40,8 @@ def include_edit(text: str, includes: Iterable[str], last_include_end: Optional[
     if present & UMBRELLA_HEADERS or present & set(own):
         return None
     line = f"#include <{own[0]}>"
-    newline = "\r\n" if "\r\n" in text else "\n"
+    if newline is None:
+        newline = "\r\n" if "\r\n" in text else "\n"
     torch_includes = [end for path, end in include_ends if _TORCH_HEADER.match(path)]
     end = torch_includes[-1] if torch_includes else last_include_end
     if end is None:

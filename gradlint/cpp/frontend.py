@@ -2,6 +2,7 @@
 recognisers found, each computed on first use."""
 from __future__ import annotations
 
+import bisect
 import re
 from functools import cached_property
 from typing import Dict, List, Optional, Tuple
@@ -15,6 +16,7 @@ from gradlint.frontend import Language
 from gradlint.source import DecodedSource, decode_cpp
 from gradlint.suppression import LineSuppressions, cpp_suppressions
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
 _INCLUDE = re.compile(r'#\s*(?:include|import)\s*[<"](?P<path>[^>"]+)[>"]')
 
 
@@ -24,6 +26,7 @@ class CppFile:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
         self.text = text
+        self._include_edits: Dict[str, object] = {}
 
     @cached_property
     def lexed(self) -> Lexed:
@@ -47,6 +50,17 @@ class CppFile:
         return recognisers.find_guards(self.code, self.tree, self.aliases)
 
     @cached_property
+    def _guards_by_scope(self) -> Dict[int, List[recognisers.GuardDecl]]:
+        by_scope: Dict[int, List[recognisers.GuardDecl]] = {}
+        for guard in self.guards:
+            by_scope.setdefault(id(guard.scope), []).append(guard)
+        return by_scope
+
+    def guards_in(self, scope: Scope) -> List[recognisers.GuardDecl]:
+        """The guards written directly in `scope` (not in scopes nested in it)."""
+        return self._guards_by_scope.get(id(scope), [])
+
+    @cached_property
     def recognised(self) -> recognisers.Recognised:
         return recognisers.recognise(self.code, self.tree, self.aliases)
 
@@ -57,18 +71,47 @@ class CppFile:
                 if directive.name in ("include", "import")
                 for match in [_INCLUDE.match(directive.text)] if match]
 
-    @property
+    @cached_property
     def includes(self) -> List[str]:
         return [path for path, _ in self.include_ends]
 
-    @property
+    @cached_property
     def last_include_end(self) -> Optional[int]:
         """The end of the last `#include` line (where a new include goes by default)."""
         return self.include_ends[-1][1] if self.include_ends else None
 
     def include_for(self, guard_type: str):
         """The edit adding the header `guard_type` needs, or None when it is there."""
-        return include_edit(self.text, self.includes, self.last_include_end, guard_type, self.include_ends)
+        if guard_type not in self._include_edits:
+            newline = "\r\n" if "\r\n" in self.text else "\n"
+            self._include_edits[guard_type] = include_edit(
+                self.text, self.includes, self.last_include_end, guard_type, self.include_ends, newline)
+        return self._include_edits[guard_type]
+
+    @cached_property
+    def _line_starts(self) -> List[int]:
+        return [0] + [match.end() for match in _LINE_END.finditer(self.text)]
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line of `offset` (for messages that name another line)."""
+        return bisect.bisect_right(self._line_starts, offset)
+
+    @cached_property
+    def _grad_disabled(self) -> Tuple[List[int], List[int]]:
+        """Starts of the ranges where a grad-disabling guard is alive, sorted, and the
+        furthest end of any range starting at or before each."""
+        ranges = sorted((guard.statement_end, guard.scope.close) for guard in self.guards if guard.disables_grad)
+        furthest, ends = -1, []
+        for _, end in ranges:
+            furthest = max(furthest, end)
+            ends.append(furthest)
+        return [start for start, _ in ranges], ends
+
+    def grad_disabled_at(self, offset: int) -> bool:
+        """Is a guard that turns grad mode off alive at `offset`?"""
+        starts, ends = self._grad_disabled
+        index = bisect.bisect_right(starts, offset) - 1
+        return index >= 0 and ends[index] > offset
 
     def function_at(self, offset: int) -> Optional[Scope]:
         return self.tree.scope_at(offset).enclosing_function()

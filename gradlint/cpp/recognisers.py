@@ -21,16 +21,13 @@ _GUARD = re.compile(
     r"AutoNonVariableTypeMode|AutoFwGradMode"
 )
 _WORD = re.compile(r"\w")
-# The qualification written before a guard name (matched on a short window ending there).
-_QUALIFICATION = re.compile(r"(?:(?<![\w:])::\s*|(?<![\w:]))(?:[A-Za-z_]\w*\s*::\s*)*$")
 _SPACE = re.compile(r"\s*")
 _NAMED = re.compile(
     r"\s*(?P<name>[A-Za-z_]\w*)\s*(?:(?P<parens>\((?P<args>[^();{}]*)\))|(?P<braces>\{(?P<bargs>[^{};]*)\}))?\s*;"
 )
 _TEMPORARY = re.compile(r"\s*(?:(?P<parens>\((?P<args>[^();{}]*)\))|(?P<braces>\{(?P<bargs>[^{};]*)\}))\s*;")
-_AUTO_NAMED = re.compile(r"(?:\bconst\s+)?\bauto\s+(?P<name>[A-Za-z_]\w*)\s*=\s*$")
-_STATEMENT_BEFORE = re.compile(r"(?:^|[;{}]|\)|(?<!:):(?!:)|\belse)\s*$")
-_USING = re.compile(r"\busing\s+$")
+_AUTO_NAMED = re.compile(r"(?:\bconst\s+)?\bauto\s+(?P<name>[A-Za-z_]\w*)\s*=$")
+_ELSE = re.compile(r"\belse$")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _NOT_VARIABLE = frozenset({"true", "false", "nullptr", "this"})
 
@@ -133,13 +130,10 @@ def find_guards(code: str, tree: ScopeTree, aliases: Dict[str, str]) -> List[Gua
     for match in _GUARD.finditer(code):
         if (match.start() > 0 and _WORD.match(code, match.start() - 1)) or _WORD.match(code, match.end()):
             continue  # part of a longer identifier
-        window_start = max(0, match.start() - 160)
-        qualification = _QUALIFICATION.search(code, window_start, match.start())
-        if qualification is None:
-            continue  # part of a longer name: `foo.InferenceMode`, `x->NoGradGuard`
-        start = qualification.start()
-        if start > window_start and code[start - 1] in ".>":
-            continue
+        start = _qualification_start(code, match.start())
+        before = _last_non_space(code, start)
+        if before >= 0 and (code[before] == "." or code.startswith("->", before - 1)):
+            continue  # a member: `options.InferenceMode`, `state->NoGradGuard`
         if not _qualifier_ok(code[start:match.start()], aliases):
             continue
         after = _SPACE.match(code, match.end()).end()
@@ -149,23 +143,49 @@ def find_guards(code: str, tree: ScopeTree, aliases: Dict[str, str]) -> List[Gua
     return found
 
 
+def _qualification_start(code: str, name_start: int) -> int:
+    """Where the qualification written before a name starts: `::at::` in `::at::Name`."""
+    start = name_start
+    while True:
+        colons = _last_non_space(code, start)
+        if colons < 1 or code[colons] != ":" or code[colons - 1] != ":":
+            return start
+        word_end = _last_non_space(code, colons - 1)
+        word_start = word_end
+        while word_start >= 0 and (code[word_start].isalnum() or code[word_start] == "_"):
+            word_start -= 1
+        if word_start == word_end:
+            return colons - 1  # a leading `::`
+        start = word_start + 1
+
+
+def _last_non_space(code: str, offset: int) -> int:
+    """The index of the last non-whitespace character before `offset` (-1: none)."""
+    index = offset - 1
+    while index >= 0 and code[index] in " \t\r\n":
+        index -= 1
+    return index
+
+
 def _describe(code: str, tree: ScopeTree, start: int, end: int, guard: str) -> GuardDecl:
     scope = tree.scope_at(start)
-    window = code[max(0, start - 120):start]
     decl = GuardDecl(guard, start, end, "mention", start, end, scope)
-    if _USING.search(window):
+    before = _last_non_space(code, start)
+    previous = code[before] if before >= 0 else ""
+    if previous == "g" and code[max(0, before - 4):before + 1] == "using" and not code[before - 5:before - 4].isalnum():
         decl.form = "using"
-        decl.statement_start = start - len(_USING.search(window).group(0))
+        decl.statement_start = before - 4
         semicolon = code.find(";", end)
         decl.statement_end = semicolon + 1 if semicolon >= 0 else end
         return decl
-    at_statement = bool(_STATEMENT_BEFORE.search(window)) or start == 0
-    auto = _AUTO_NAMED.search(window)
+    at_statement = (before < 0 or previous in ";{})" or (previous == ":" and code[before - 1:before] != ":")
+                    or (previous == "e" and _ELSE.search(code, max(0, before - 5), before + 1) is not None))
+    auto = _AUTO_NAMED.search(code, max(0, before - 80), before + 1) if previous == "=" else None
     if auto is not None:
         temporary = _TEMPORARY.match(code, end)
         if temporary is not None:
             decl.form, decl.name = "auto", auto.group("name")
-            decl.statement_start = start - len(auto.group(0))
+            decl.statement_start = auto.start()
             decl.statement_end = temporary.end()
             _set_args(decl, temporary)
         return decl

@@ -96,7 +96,7 @@ class Scope:
         return self.open + 1
 
     def contains(self, offset: int) -> bool:
-        return self.open < offset < self.close or (self.kind == "file" and 0 <= offset <= self.close)
+        return self.open < offset < self.close or self.open == -1  # the file holds everything
 
     def ancestors(self):
         scope = self.parent

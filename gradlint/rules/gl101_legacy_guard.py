@@ -103,9 +103,8 @@ def _diagnose(file, decl) -> Diagnostic:
         )
     if function is not None and file.is_inference(function):
         neighbours = tuple(
-            other for other in file.guards
-            if other.scope is decl.scope and other is not decl and other.form in ("named", "auto")
-            and other.guard in ("NoGradGuard", "AutoGradMode") and other.disables_grad
+            other for other in file.guards_in(decl.scope)
+            if other is not decl and other.guard in ("NoGradGuard", "AutoGradMode") and other.disables_grad
         )
         return Diagnostic(
             *where,

@@ -6,7 +6,7 @@ import functools
 import re
 from typing import Iterator
 
-from gradlint.cpp.dataflow import VIEW_CHAIN, line_of, tainted_uses
+from gradlint.cpp.dataflow import VIEW_CHAIN, tainted_uses
 from gradlint.diagnostics import Diagnostic
 
 
@@ -23,7 +23,7 @@ def check(file) -> Iterator[Diagnostic]:
         yield Diagnostic(
             match.start(), match.end(),
             f"`{name}` holds an inference tensor (assigned under `c10::InferenceMode` on line "
-            f"{line_of(file.text, region.guard.type_start)}): making it require grad outside InferenceMode "
+            f"{file.line_of(region.guard.type_start)}): making it require grad outside InferenceMode "
             f"raises `Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.` "
             f"(torch-semantics §7a); use `{name}.clone()` as the leaf",
         )

@@ -7,7 +7,7 @@ import re
 from typing import Iterator, Set
 
 from gradlint.cpp.dataflow import (
-    VIEW_CHAIN, grad_disabled_at, inference_regions, line_of, module_names, requires_grad_names, steps_after,
+    VIEW_CHAIN, inference_regions, module_names, requires_grad_names, steps_after,
 )
 from gradlint.diagnostics import Diagnostic
 
@@ -29,7 +29,7 @@ def check(file) -> Iterator[Diagnostic]:
                     yield Diagnostic(
                         use, use + len(name),
                         f"`{name}` holds an inference tensor (assigned under `c10::InferenceMode` on line "
-                        f"{line_of(file.text, region.guard.type_start)}): an op that saves it for backward "
+                        f"{file.line_of(region.guard.type_start)}): an op that saves it for backward "
                         f"raises `Inference tensors cannot be saved for backward` (torch-semantics §7a, §8); "
                         f"use `{name}.clone()` here",
                     )
@@ -43,7 +43,7 @@ def _saving_use(file, step, name: str, needs_grad: Set[str], modules: Set[str]):
         return None
     if _SAVE.search(text):
         return step.start + mention.start()
-    if grad_disabled_at(file, step.start):
+    if file.grad_disabled_at(step.start):
         return None
     other_words = set(re.findall(r"[A-Za-z_]\w*", text)) - {name}
     grad_partner = needs_grad & other_words

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 
-from gradlint.cpp.dataflow import inference_regions, line_of, module_assignments
+from gradlint.cpp.dataflow import inference_regions, module_assignments
 from gradlint.diagnostics import Diagnostic
 
 _BACKWARD = re.compile(r"(?:\.|->)\s*backward\s*\(")
@@ -19,9 +19,9 @@ def check(file) -> Iterator[Diagnostic]:
                 continue
             yield Diagnostic(
                 offset, offset + len(name),
-                f"`{name}` is built under `c10::InferenceMode` (line {line_of(file.text, region.guard.type_start)}), "
+                f"`{name}` is built under `c10::InferenceMode` (line {file.line_of(region.guard.type_start)}), "
                 f"so its parameters are inference tensors (torch-semantics §1b), and it is trained on line "
-                f"{line_of(file.text, training)}: its weight gets no gradient without any error, or the update "
+                f"{file.line_of(training)}: its weight gets no gradient without any error, or the update "
                 f"raises (torch-semantics §1b, §7a); build the module before the guard",
             )
 

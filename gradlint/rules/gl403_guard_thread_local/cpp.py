@@ -24,12 +24,14 @@ def check(file) -> Iterator[Diagnostic]:
     if vectors:
         starts = re.compile(_THREAD.pattern + r"|(?<![\w.>:])(?P<vector>" + "|".join(map(re.escape, sorted(vectors)))
                             + r")\s*\.\s*(?:emplace_back|emplace)\s*\(")
-    reported: Set[int] = set()
+    statements: Set[int] = set()  # one finding per statement: `v.emplace_back(std::thread(...))`
     for decl in guards:
         for match in starts.finditer(code, decl.statement_end, decl.scope.close):
-            if match.start() in reported or _inside_nested_thread(code, reported, match.start()):
+            statement = max(code.rfind(";", 0, match.start()), code.rfind("{", 0, match.start()),
+                            code.rfind("}", 0, match.start()))
+            if statement in statements:
                 continue
-            reported.add(match.start())
+            statements.add(statement)
             what = "`std::async`" if match.group("async") else (
                 f"`{match.group('vector')}.emplace_back`" if match.lastgroup == "vector" else f"`std::{match.group('kind')}`")
             yield Diagnostic(
@@ -39,8 +41,3 @@ def check(file) -> Iterator[Diagnostic]:
                 f"(torch-semantics §3); declare the guard inside the thread's function, or use `at::launch`, "
                 f"which propagates it",
             )
-
-
-def _inside_nested_thread(code: str, reported: Set[int], offset: int) -> bool:
-    """`workers.emplace_back(std::thread(...))`: one thread, reported once."""
-    return any(start < offset and code.find(";", start) > offset for start in reported)

@@ -1,0 +1,140 @@
+"""Decisions of the C++ rules that fixtures do not pin down one by one: fix safety,
+include placement, what is left alone."""
+from __future__ import annotations
+
+from gradlint.cpp.frontend import CPP
+from gradlint.diagnostics import Safety
+from gradlint.engine import Linter, apply_fixes
+from gradlint.settings import Settings, resolve_selection
+
+
+def _findings(text: str, *codes: str, unsafe: bool = False):
+    linter = Linter(Settings(enabled=resolve_selection(list(codes), [], []), unsafe_fixes=unsafe))
+    return linter.check_text(text, "x.cpp", CPP)
+
+
+def _fixed(text: str, *codes: str, unsafe: bool = False) -> str:
+    linter = Linter(Settings(enabled=resolve_selection(list(codes), [], []), unsafe_fixes=unsafe))
+    return linter.fix_text(text, "x.cpp", CPP).text
+
+
+RUNNER = """#include <torch/script.h>
+{signature} {{
+  at::AutoNonVariableTypeMode guard;
+  {body}
+}}
+"""
+
+
+def test_inference_fix_is_safe_only_when_no_tensor_escapes():
+    kept = RUNNER.format(signature="void run_model(torch::jit::Module& m)", body="m.forward({});")
+    returned = RUNNER.format(signature="torch::Tensor run_model(torch::jit::Module& m)",
+                             body="return m.forward({}).toTensor();")
+    assert [f.fix.safety for f in _findings(kept, "GL101")] == [Safety.SAFE]
+    assert [f.fix.safety for f in _findings(returned, "GL101")] == [Safety.UNSAFE]
+    assert "c10::InferenceMode guard;" in _fixed(kept, "GL101")
+    assert "#include <c10/core/InferenceMode.h>" not in _fixed(kept, "GL101")  # torch/script.h has it
+
+
+def test_kernel_fix_is_unsafe_when_the_guarded_code_writes_in_place():
+    text = """#include <ATen/core/Tensor.h>
+#include <vector>
+at::Tensor& scale_(at::Tensor& self) {
+  at::AutoNonVariableTypeMode guard;
+  static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::mul_", "Scalar");
+  self.mul_(2);
+  return self;
+}
+"""
+    (finding,) = _findings(text, "GL101")
+    assert finding.fix.safety is Safety.UNSAFE
+    assert _fixed(text, "GL101") == text
+    fixed = _fixed(text, "GL101", unsafe=True)
+    assert "at::AutoDispatchBelowADInplaceOrView guard;" in fixed
+    # The include goes after the last torch header, before the standard ones.
+    assert fixed.startswith("#include <ATen/core/Tensor.h>\n#include <ATen/core/LegacyTypeDispatch.h>\n"
+                            "#include <vector>\n")
+
+
+def test_include_goes_first_when_the_file_has_none():
+    text = "int main() {\n  at::AutoNonVariableTypeMode g;\n  return 0;\n}\n"
+    assert _fixed(text, "GL101").startswith("#include <c10/core/InferenceMode.h>\nint main() {\n"
+                                            "  c10::InferenceMode g;\n")
+
+
+def test_two_legacy_guards_in_one_file_get_one_include():
+    text = ("#include <ATen/core/Tensor.h>\nint main() {\n  at::AutoNonVariableTypeMode a;\n  return 0;\n}\n"
+            "void infer(torch::jit::Module& m) {\n  at::AutoNonVariableTypeMode b;\n  m.forward({});\n}\n")
+    fixed = _fixed(text, "GL101")
+    assert fixed.count("#include <c10/core/InferenceMode.h>") == 1
+    assert fixed.count("c10::InferenceMode ") == 2
+
+
+def test_gl401_leaves_returns_members_and_arguments_alone():
+    text = """struct Holder {
+  c10::InferenceMode member_guard;
+  Holder() : member_guard() {}
+};
+c10::InferenceMode* make() { return new c10::InferenceMode(); }
+void use(bool flag) { consume(torch::NoGradGuard()); torch::AutoGradMode(flag); }
+"""
+    assert _findings(text, "GL401") == []
+
+
+def test_gl403_ignores_at_launch_deferred_async_and_threads_after_the_scope():
+    text = """void f() {
+  {
+    c10::InferenceMode guard;
+    at::launch([] {});
+    auto later = std::async(std::launch::deferred, [] { return 1; });
+  }
+  std::thread outside([] {});
+}
+"""
+    assert _findings(text, "GL403") == []
+
+
+def test_gl201_follows_views_and_stops_at_clone_detach_and_rebinding():
+    text = """void f(torch::nn::Linear& m, torch::Tensor x) {
+  torch::Tensor a, b, c, d;
+  {
+    c10::InferenceMode guard;
+    a = m->forward(x); b = m->forward(x); c = m->forward(x); d = m->forward(x);
+  }
+  auto row = a.select(0, 1);
+  row.zero_();
+  b.clone().zero_();
+  c.detach().zero_();
+  d = d * 2;
+  d.zero_();
+}
+"""
+    findings = _findings(text, "GL201")
+    assert [(f.start.line, f.message.split("`")[1]) for f in findings] == [(8, "row")]
+
+
+def test_validate_rejects_broken_results_and_accepts_good_ones():
+    assert CPP.validate("void f() { int a; }\n") is None
+    assert "unterminated block comment" in CPP.validate("void f() { /* }\n")
+    assert "unterminated string literal" in CPP.validate('void f() { auto s = "x; }\n')
+    assert "unclosed" in CPP.validate("void f() {\n")
+    assert "unbalanced" in CPP.validate("void f() { } }\n")
+
+
+def test_a_ten_megabyte_file_is_checked_whole():
+    unit = ("void step_{n}(torch::nn::Linear& m, torch::Tensor x) {{\n"
+            "  torch::Tensor y;\n  {{\n    c10::InferenceMode guard;\n    y = m->forward(x);\n"
+            "    std::thread worker([] {{}});\n  }}\n"
+            "  y.add_(1);  /* {{ comment */ auto s = R\"(}})\";\n  c10::InferenceMode();\n"
+            "  at::AutoNonVariableTypeMode legacy;\n}}\n")
+    parts = []
+    size = 0
+    while size < 10_000_000:
+        parts.append(unit.format(n=len(parts)))
+        size += len(parts[-1])
+    text = "".join(parts)
+    findings = _findings(text, "GL101", "GL201", "GL202", "GL203", "GL204", "GL301", "GL401", "GL403")
+    assert sorted({f.code for f in findings}) == ["GL101", "GL201", "GL401", "GL403"]
+    assert len(findings) == 4 * len(parts)
+    renames = {f.fix.edits[0].replacement for f in findings if f.code == "GL401"}
+    assert renames == {"c10::InferenceMode guard2;"}  # `guard` is taken in each function
