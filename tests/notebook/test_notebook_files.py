@@ -201,3 +201,13 @@ def test_text_a_fix_puts_into_an_empty_first_cell_follows_the_layout(layout):
     written = source.encode("import torch\n" + source.text)
     assert written.decode("utf-8") == notebook(
         ["import torch\n"], ["with torch.no_grad():\n", "    pass"], **layout)
+
+
+def test_large_outputs_do_not_stop_the_code_from_being_checked(folder):
+    document = json.loads(EVAL_NOTEBOOK)
+    document["cells"][0]["outputs"] = [{"data": {"image/png": "iVBORw0KGgo" * 500_000}, "metadata": {},
+                                        "output_type": "display_data"}]
+    (folder / "plots.ipynb").write_text(json.dumps(document, indent=1), encoding="utf-8")
+    assert (folder / "plots.ipynb").stat().st_size > 5 * 2**20
+    result = run("check", "plots.ipynb", "--select", "GL402")
+    assert "plots.ipynb:cell 5:4:10: GL402" in result.stdout, result.stderr
