@@ -53,6 +53,7 @@ DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "virtualenv", ".tox", ".nox",
     "build", "dist", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache",
     ".ruff_cache", ".gradlint_cache", ".eggs", "*.egg-info", "site-packages",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies of every notebook
 )
 
 

@@ -211,3 +211,12 @@ def test_large_outputs_do_not_stop_the_code_from_being_checked(folder):
     assert (folder / "plots.ipynb").stat().st_size > 5 * 2**20
     result = run("check", "plots.ipynb", "--select", "GL402")
     assert "plots.ipynb:cell 5:4:10: GL402" in result.stdout, result.stderr
+
+
+def test_jupyter_checkpoint_copies_are_not_checked_twice(folder):
+    (folder / "eval.ipynb").write_text(EVAL_NOTEBOOK, encoding="utf-8")
+    (folder / ".ipynb_checkpoints").mkdir()
+    (folder / ".ipynb_checkpoints" / "eval-checkpoint.ipynb").write_text(EVAL_NOTEBOOK, encoding="utf-8")
+    result = run("check", ".", "--select", "GL402")
+    [line] = result.stdout.splitlines()
+    assert line.startswith("eval.ipynb:cell 5:4:10: GL402")
