@@ -694,8 +694,10 @@ class _Scope:
         for operand, taint in zip(operands, taints):
             if taint is None or taint.kind not in ("tensor", "any"):
                 continue
+            # the other operand: an ordinary value (a parameter counts) that may require grad
             others = [other for other, other_taint in zip(operands, taints)
-                      if other is not operand and other_taint is None and not _is_literal(other)]
+                      if other is not operand and (other_taint is None or other_taint.param is not None)
+                      and not _is_literal(other)]
             if others:
                 self._event("save", node, operand, taint)
                 return

@@ -20,6 +20,7 @@ _CANONICAL["torch._C._InferenceMode"] = "inference_mode"
 LOW_LEVEL_GUARDS = {
     "torch._C._AutoDispatchBelowADInplaceOrView": "_AutoDispatchBelowADInplaceOrView",
     "torch.autograd.grad_mode._unsafe_preserve_version_counter": "_unsafe_preserve_version_counter",
+    "torch.autograd._unsafe_preserve_version_counter": "_unsafe_preserve_version_counter",
 }
 
 FunctionNode = Union["cst.FunctionDef", "cst.Lambda"]  # strings: libcst loads only when a file is parsed

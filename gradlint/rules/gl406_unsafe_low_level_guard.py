@@ -11,7 +11,8 @@ class UnsafeLowLevelGuard(Rule):
     ## What it does
     Finds the low-level guards `torch._C._AutoDispatchBelowADInplaceOrView()` and
     `torch.autograd.grad_mode._unsafe_preserve_version_counter(t)` used around an
-    in-place update (`x.add_(...)`, `x[...] = ...`, `x += ...`, `out=x`), and
+    in-place update (`x.add_(...)`, `out=x`, and `x += ...` or `x[...] = ...` on a tensor
+    the guard names), and
     `_AutoDispatchBelowADInplaceOrView()` made without `with`.
 
     ## Why is this bad?
@@ -55,7 +56,8 @@ class UnsafeLowLevelGuard(Rule):
                 low_level = _low_level(file, item.item)
                 if low_level is None:
                     continue
-                update = _first_in_place_update(statement.body)
+                guarded = {arg.value.value for arg in item.item.args if isinstance(arg.value, cst.Name)}
+                update = _first_in_place_update(statement.body, guarded)
                 if update is None:
                     continue
                 start, end = file.span(item.item)
@@ -85,15 +87,18 @@ def _short(file, node):
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _first_in_place_update(body):
+def _first_in_place_update(body, guarded):
+    """The first in-place update in `body`: an in-place method, `out=`, or `x += ...` /
+    `x[...] = ...` on a tensor the guard names (elsewhere `+=` may be on a list or an int)."""
     stack = [body]
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             continue
-        if isinstance(node, cst.AugAssign):
-            return node
-        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript):
+        target = node.target if isinstance(node, (cst.AugAssign, cst.AssignTarget)) else None
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        if isinstance(target, cst.Name) and target.value in guarded:
             return node
         if isinstance(node, cst.Call):
             func = node.func

@@ -1,0 +1,57 @@
+"""Each Python rule's prefilter is a necessary condition: run every rule on every Python
+fixture without its prefilter; wherever it finds something, the prefilter must match."""
+import functools
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from fixture_harness import all_fixtures  # noqa: E402
+from gradlint.python.frontend import PYTHON  # noqa: E402
+from gradlint.rule import all_rules  # noqa: E402
+
+PYTHON_RULES = {code: rule for code, rule in all_rules().items() if "python" in rule.languages()}
+PYTHON_FIXTURES = [f for f in all_fixtures() if f.path.endswith(".py")]
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(path):
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    return text, PYTHON.parse(path, text)
+
+
+@pytest.mark.parametrize("code", sorted(PYTHON_RULES))
+def test_prefilter_matches_every_file_the_rule_reports(code):
+    rule = PYTHON_RULES[code]()
+    pattern = rule.prefilter_for("python")
+    assert pattern is not None, f"{code} has no Python prefilter: every file would be parsed for it"
+    reported = 0
+    for fixture in PYTHON_FIXTURES:
+        text, parsed = _parsed(fixture.path)
+        findings = list(rule.check_python(parsed))
+        if findings:
+            reported += 1
+            assert pattern.search(text), f"{code} reports in {fixture.id} but its prefilter does not match"
+    assert reported, f"{code} reports nothing in any fixture"
+
+
+@pytest.mark.parametrize("code, text", [
+    ("GL402", "from torch import no_grad as ng\nwith ng:\n    pass\n"),
+    ("GL402", "import torch\nwith torch.inference_mode(0):\n    pass\n"),
+    ("GL201", "from torch import inference_mode as im\n"),
+    ("GL407", "from torch import set_grad_enabled as sge\n"),
+])
+def test_an_alias_import_brings_the_real_name_into_the_text(code, text):
+    assert PYTHON_RULES[code].prefilter_for("python").search(text)
+
+
+@pytest.mark.parametrize("code, text", [
+    ("GL402", "with torch.no_grad():\n    pass\nwith torch.inference_mode(False):\n    pass\n"),
+    ("GL402", "with torch.inference_mode(mode=flag), torch.set_grad_enabled(True):\n    pass\n"),
+    ("GL406", "with torch.no_grad():\n    x.add_(1)\n"),
+])
+def test_prefilter_skips_files_without_a_chance(code, text):
+    assert not PYTHON_RULES[code].prefilter_for("python").search(text)
