@@ -32,6 +32,8 @@ _PLAIN_WORDS = frozenset("""
     char16_t char32_t char8_t size_t ssize_t ptrdiff_t intptr_t uintptr_t int8_t int16_t
     int32_t int64_t uint8_t uint16_t uint32_t uint64_t std string wstring string_view vector
     array pair tuple map unordered_map set unordered_set optional BOOL id
+    JNIEXPORT JNICALL JNIEnv jclass jint jlong jfloat jdouble jboolean jbyte jshort jchar jsize
+    jstring jintArray jlongArray jfloatArray jdoubleArray jbyteArray jbooleanArray
 """.split())
 _OBJC_PLAIN = re.compile(r"^(?:NS|CG|UI|CF|CV)[A-Z]\w*$")
 _TENSOR_TYPE = re.compile(r"\b(?:Tensor\w*|IValue|Variable\w*|Stack|TensorList|ITensorListRef)\b")
@@ -46,6 +48,8 @@ _TRAINING = re.compile(r"""
     | \b\w*[Oo]ptimi[sz]er\w*\b
     | \bloss\w*\s*(?:\.|->)\s*backward
 """, re.VERBOSE)
+# A tensor put on the heap can outlive the function behind any handle type.
+_HEAP_TENSOR = re.compile(r"\bnew\s+(?:\w+\s*::\s*)*(?:Tensor|IValue)\b|\bmake_(?:shared|unique)\s*<\s*(?:\w+\s*::\s*)*(?:Tensor|IValue)\b")
 # Turning grad back on inside the guard: InferenceMode cannot do that (torch-semantics §7c).
 _REENABLE = re.compile(
     r"\bAutoGradMode\s+\w+\s*[({]\s*(?!false\b)|\bset_enabled\s*\(\s*(?!false\b)|\bInferenceMode\s+\w+\s*[({]\s*false\b"
@@ -94,6 +98,7 @@ _TRAILING_RETURN = re.compile(r"\)\s*(?:const\s*|noexcept\s*|override\s*|final\s
 
 @dataclass(frozen=True)
 class Signature:
+    name: str
     return_type: Optional[str]  # None: a constructor, destructor or macro-made body
     parameters: Tuple[Tuple[str, str], ...]  # (type, name)
 
@@ -103,8 +108,8 @@ def find_prefer_inference_mode(file) -> Iterator[Diagnostic]:
     for guard in file.guards:
         if guard.guard not in ("NoGradGuard", "AutoGradMode") or not guard.disables_grad:
             continue
-        function = file.function_at(guard.type_start)
-        if function is None or function.kind not in ("function", "method"):
+        function = file.function_at(guard.type_start) or _extern_c_function(guard.scope)
+        if function is None or function.kind not in ("function", "method", "namespace"):
             continue  # at file scope, or in a lambda or block whose caller is unknown
         if _is_autograd_code(file, function):
             continue
@@ -115,10 +120,19 @@ def find_prefer_inference_mode(file) -> Iterator[Diagnostic]:
             records = _plain_records(file)
         if _is_pure_inference(file.code, function, signature, records, guard.statement_end,
                               guard.scope.close):
-            yield _diagnostic(file, guard, function)
+            yield _diagnostic(file, guard, signature.name)
 
 
-def _diagnostic(file, guard, function: Scope) -> Diagnostic:
+def _extern_c_function(scope: Scope) -> Optional[Scope]:
+    """`extern "C" RET name(...) {`: the scope tree reads it as an `extern "C" {` block."""
+    while scope is not None and scope.kind == "block":
+        scope = scope.parent
+    if scope is not None and scope.kind == "namespace" and re.match(r"\s*extern\b[^{;]*\)\s*$", scope.header):
+        return scope
+    return None
+
+
+def _diagnostic(file, guard, function_name: str) -> Diagnostic:
     written = " ".join(file.code[guard.statement_start:guard.statement_end].split())
     replacement = f"{REPLACEMENT_TYPE} {guard.name};"
     edits = [Edit(guard.statement_start, guard.statement_end, replacement)]
@@ -127,7 +141,7 @@ def _diagnostic(file, guard, function: Scope) -> Diagnostic:
         edits.insert(0, include)
     return Diagnostic(
         guard.statement_start, guard.statement_end,
-        f"`{written}` guards pure inference (no tensor of `{function.name}` reaches autograd): "
+        f"`{written}` guards pure inference (no tensor of `{function_name}` reaches autograd): "
         f"`{replacement}` also skips view tracking and version-counter bumps (torch-semantics §1, "
         f"E_VER), which pays on view-heavy small-tensor code; the GL405 docs quote the measured ratios",
         Fix(tuple(edits), Safety.UNSAFE, f"Use `{replacement}`"),
@@ -170,7 +184,7 @@ def _signature(function: Scope) -> Optional[Signature]:
             return None
         parameters = tuple((m.group("type"), m.group("name"))
                            for m in _OBJC_PARAMETER.finditer(header, objc.end()))
-        return Signature(objc.group("return"), parameters)
+        return Signature(function.name, objc.group("return"), parameters)
     text = header[_PREFIX.match(header).end():]
     paren = _first_top_level_paren(text)
     closing = _matching_paren(text, paren) if paren is not None else None
@@ -184,7 +198,7 @@ def _signature(function: Scope) -> Optional[Signature]:
     if trailing is not None:
         return_type = trailing.group("type")
     parameters = tuple(filter(None, map(_split_parameter, _split_top_level(text[paren + 1:closing]))))
-    return Signature(return_type, parameters)
+    return Signature(name.group(1).split("::")[-1].strip(), return_type, parameters)
 
 
 def _first_top_level_paren(text: str) -> Optional[int]:
@@ -243,7 +257,7 @@ def _split_parameter(text: str) -> Optional[Tuple[str, str]]:
 def _is_pure_inference(code: str, function: Scope, signature: Signature, records: FrozenSet[str],
                        guard_end: int, scope_end: int) -> bool:
     body = code[function.open + 1:function.close]
-    if _TRAINING.search(body):
+    if _TRAINING.search(body) or _HEAP_TENSOR.search(body):
         return False
     if _REENABLE.search(code, guard_end, scope_end):
         return False
