@@ -20,9 +20,10 @@ from gradlint.cpp.scopes import Scope
 _ASSIGNED = re.compile(r"(?<![\w.>:])(?P<name>[A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*=(?!=)")
 _BEFORE_PLAIN_ASSIGNMENT = re.compile(r"(?:^|[;{}(),]|\belse|\breturn|\bdo)\s*$")
 _STATEMENT_END = re.compile(r"[;{}()]")
+_WORD = re.compile(r"[A-Za-z_]\w*")
 VIEW_CHAIN = (
     r"(?:\s*(?:\.\s*(?:view|select|slice|narrow|expand|expand_as|as_strided|transpose|t|permute|"
-    r"squeeze|unsqueeze|reshape|flatten|unflatten|view_as|contiguous|to|float|alias|diagonal|"
+    r"squeeze|unsqueeze|view_as|contiguous|to|float|alias|diagonal|"
     r"unfold|real|imag|mT|mH|T|H)\s*\((?:[^;()]|\([^;()]*\))*\)|\[[^\];]*\]))*"
 )
 _DECLARED_WITH = re.compile(
@@ -64,6 +65,11 @@ def assigned_outside(code: str, scope: Scope, start: int) -> Dict[str, int]:
 
 
 def inference_regions(file) -> List[Region]:
+    """The regions of the file's `InferenceMode` guards (computed once for GL201-GL204)."""
+    return file.shared("inference_regions", _inference_regions)
+
+
+def _inference_regions(file) -> List[Region]:
     regions = []
     for guard in file.guards:
         if guard.guard != "InferenceMode" or guard.form not in ("named", "auto") or not guard.enabled:
@@ -71,9 +77,23 @@ def inference_regions(file) -> List[Region]:
         function = file.function_at(guard.type_start)
         if function is None or guard.scope is function:
             continue  # the guard lives to the end of the function: nothing runs after it there
-        regions.append(Region(guard, function, guard.scope,
-                              assigned_outside(file.code, guard.scope, guard.statement_end)))
+        assigned = assigned_outside(file.code, guard.scope, guard.statement_end)
+        made_before = set(_WORD.findall(file.code, function.start, guard.type_start))
+        for name, offset in list(assigned.items()):
+            source = _view_source(file.code, offset)
+            if source is not None and source in made_before and source not in assigned:
+                del assigned[name]  # a view of a normal tensor stays normal (torch-semantics §1c)
+        regions.append(Region(guard, function, guard.scope, assigned))
     return regions
+
+
+def _view_source(code: str, offset: int) -> Optional[str]:
+    """`x` when the assignment at `offset` binds a view of `x` (or `x` itself)."""
+    value = re.match(r"[A-Za-z_]\w*\s*=\s*(?P<value>[^;]*);", code[offset:code.find(";", offset) + 1])
+    if value is None:
+        return None
+    view = re.fullmatch(r"(?P<source>[A-Za-z_]\w*)" + VIEW_CHAIN, value.group("value").strip())
+    return view.group("source") if view is not None else None
 
 
 @dataclass

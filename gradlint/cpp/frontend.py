@@ -27,6 +27,14 @@ class CppFile:
         self.path = path
         self.text = text
         self._include_edits: Dict[str, object] = {}
+        # Results that several rules compute from this file (see `shared`).
+        self._shared: Dict[str, object] = {}
+
+    def shared(self, key: str, compute):
+        """`compute(self)`, once per file for all the rules that ask for `key`."""
+        if key not in self._shared:
+            self._shared[key] = compute(self)
+        return self._shared[key]
 
     @cached_property
     def lexed(self) -> Lexed:

@@ -325,16 +325,8 @@ def _classify(scope: Scope) -> None:
 
 
 def _skip_template(text: str) -> str:
-    depth = 0
-    for index in range(text.index("<"), len(text)):
-        char = text[index]
-        if char == "<":
-            depth += 1
-        elif char == ">":
-            depth -= 1
-            if depth == 0:
-                return text[index + 1:].lstrip()
-    return ""
+    close = _matching_close(text, text.index("<"), "<", ">")
+    return "" if close is None else text[close + 1:].lstrip()
 
 
 def _strip_trailing(text: str) -> str:
@@ -393,13 +385,13 @@ def _matching_open(text: str, close: int) -> Optional[int]:
     return None
 
 
-def _matching_close(text: str, open_paren: int) -> Optional[int]:
+def _matching_close(text: str, opening: int, opener: str = "(", closer: str = ")") -> Optional[int]:
     depth = 0
-    for index in range(open_paren, len(text)):
+    for index in range(opening, len(text)):
         char = text[index]
-        if char == "(":
+        if char == opener:
             depth += 1
-        elif char == ")":
+        elif char == closer:
             depth -= 1
             if depth == 0:
                 return index

@@ -10,8 +10,22 @@ from gradlint.rule import Rule
 class LegacyGuard(Rule):
     """
     ## What it does
-    Finds every declaration or use of `at::AutoNonVariableTypeMode` (qualified or not),
-    ignoring comments and string literals.
+    Finds every declaration or use of `at::AutoNonVariableTypeMode` (qualified or not,
+    through a namespace alias or a `using` declaration), ignoring comments and string
+    literals, and works out from the surrounding code which guard replaces it:
+
+    - in a custom autograd kernel (`forward`/`backward` of a `torch::autograd::Function<T>`,
+      a function or lambda registered in a `TORCH_LIBRARY_IMPL(ns, Autograd..., m)` block,
+      a function that redispatches through `c10::Dispatcher` or wires a `grad_fn` by hand):
+      `at::AutoDispatchBelowADInplaceOrView` (it takes no argument; `(true)` is dropped);
+    - in inference code (`main`, a runner or benchmark, a function or Objective-C++ method
+      that loads a TorchScript module or runs a module's `forward`): `c10::InferenceMode`,
+      and a `NoGradGuard` / `AutoGradMode(false)` declared in the same scope goes, because
+      InferenceMode turns grad mode off too;
+    - in a `Function<T>::forward` that does not redispatch: no guard at all;
+    - anywhere else: both replacements, and when each is right.
+
+    `AutoNonVariableTypeMode(false)` gets a message of its own.
 
     ## Why is this bad?
     The guard has been deprecated since PyTorch 1.10. In torch 2.13.0 it still compiles
@@ -38,8 +52,21 @@ class LegacyGuard(Rule):
     ```
 
     ## Fix safety
-    The replacement depends on where the guard stands: inside a custom autograd kernel
-    it is `at::AutoDispatchBelowADInplaceOrView`, in inference code `c10::InferenceMode`.
+    - Kernel: safe, unless the code under the guard updates a tensor in place: the new
+      guard skips version-counter bumps, which can turn a detected error into a silently
+      wrong gradient (torch-semantics §6b), so then the fix is unsafe.
+    - Inference: safe when no tensor made under the guard can outlive it (the function
+      returns no tensor and the guard's scope assigns no variable declared outside it);
+      otherwise unsafe, because such tensors become inference tensors, which raise when
+      updated in place or saved for backward later (torch-semantics §7a).
+    - `Function<T>::forward` without redispatch: removal, unsafe.
+    - Undecided: display-only.
+    - `(false)`: removal, unsafe (the original cannot run at all).
+
+    The fix adds `#include <ATen/core/LegacyTypeDispatch.h>` or
+    `#include <c10/core/InferenceMode.h>` after the last torch include when no umbrella
+    header (`torch/torch.h`, `torch/extension.h`, `torch/script.h`, `ATen/ATen.h`, the iOS
+    `LibTorch` headers) and not the guard's own header is included.
 
     ## References
     - torch-semantics §6 (headers), §6b (runtime behaviour)
