@@ -13,15 +13,16 @@ class PreferInferenceMode(Rule):
     Objective-C++ method counts) whose tensors never reach autograd: the function calls no
     `backward()`, `step()`, `train()` or `parameters()`, uses no optimizer and no
     `requires_grad`, returns nothing that can hold a tensor (plain scalars, strings,
-    containers of them, structs of this file with only such fields, and Objective-C `NS*`
-    objects are fine), writes no member, global, static or caller-owned object except plain
-    output buffers, takes no non-const tensor reference or pointer and no callback that takes
+    containers of them, structs of this file with only such fields, JNI primitives and
+    arrays, and Objective-C `NS*` objects are fine), puts no tensor on the heap (`new
+    at::Tensor`, `make_shared<at::Tensor>`), writes no member, global, static or
+    caller-owned object except plain output buffers, takes no non-const tensor reference or pointer and no callback that takes
     tensors, passes nothing made under the guard to a method of an object from outside the
     function (`queue_.push(output)`; a module's `forward` is fine), updates none of its
     caller's tensors in place, and never updates in place, outside the guard's scope (or
     earlier in the same loop), anything bound inside it. Typical sites: `main()` or a runner
     that loads a scripted module and calls `forward`, a benchmark loop, a mobile `predict`
-    method.
+    method (an Objective-C++ method or an Android JNI function).
 
     It stays silent inside lambdas and Objective-C blocks (their callers are unknown),
     inside a custom `torch::autograd::Function`, in kernels registered for an Autograd
