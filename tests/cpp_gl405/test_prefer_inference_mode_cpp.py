@@ -90,6 +90,9 @@ def test_guards_that_do_not_turn_grad_off_for_the_function_are_left_alone(declar
     ("auto logits", "torch::optim::SGD sgd(module.parameters(), 0.1);\n  auto logits"),
     ("auto logits", "image.requires_grad();\n  auto logits"),
     ("auto logits", "module.train();\n  auto logits"),
+    # code that would see the switch
+    ("return probabilities.max().item<double>();", "return logits.is_inference() ? 1 : 0;"),
+    ("auto logits", "std::cout << c10::InferenceMode::is_enabled();\n  auto logits"),
     # a tensor handed to the caller
     ("double run(", "torch::Tensor run("),
     ("double run(", "auto run("),

@@ -48,6 +48,8 @@ _TRAINING = re.compile(r"""
     | \b\w*[Oo]ptimi[sz]er\w*\b
     | \bloss\w*\s*(?:\.|->)\s*backward
 """, re.VERBOSE)
+# Code that asks whether it runs in inference mode would see the switch.
+_ASKS_INFERENCE = re.compile(r"\bis_inference\s*\(|\bInferenceMode\s*::\s*is_enabled\b")
 # A tensor put on the heap can outlive the function behind any handle type.
 _HEAP_TENSOR = re.compile(r"\bnew\s+(?:\w+\s*::\s*)*(?:Tensor|IValue)\b|\bmake_(?:shared|unique)\s*<\s*(?:\w+\s*::\s*)*(?:Tensor|IValue)\b")
 # Turning grad back on inside the guard: InferenceMode cannot do that (torch-semantics §7c).
@@ -257,7 +259,7 @@ def _split_parameter(text: str) -> Optional[Tuple[str, str]]:
 def _is_pure_inference(code: str, function: Scope, signature: Signature, records: FrozenSet[str],
                        guard_end: int, scope_end: int) -> bool:
     body = code[function.open + 1:function.close]
-    if _TRAINING.search(body) or _HEAP_TENSOR.search(body):
+    if _TRAINING.search(body) or _HEAP_TENSOR.search(body) or _ASKS_INFERENCE.search(body):
         return False
     if _REENABLE.search(code, guard_end, scope_end):
         return False
