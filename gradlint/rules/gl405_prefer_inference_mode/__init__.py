@@ -15,7 +15,8 @@ class PreferInferenceMode(Rule):
     `requires_grad`, returns nothing that can hold a tensor (plain scalars, strings,
     containers of them, structs of this file with only such fields, JNI primitives and
     arrays, and Objective-C `NS*` objects are fine), puts no tensor on the heap (`new
-    at::Tensor`, `make_shared<at::Tensor>`), writes no member, global, static or
+    at::Tensor`, `make_shared<at::Tensor>`), never asks `is_inference()` or
+    `InferenceMode::is_enabled()` (their answers would change), writes no member, global, static or
     caller-owned object except plain output buffers, takes no non-const tensor reference or pointer and no callback that takes
     tensors, passes nothing made under the guard to a method of an object from outside the
     function (`queue_.push(output)`; a module's `forward` is fine), updates none of its
