@@ -46,7 +46,6 @@ _TRAINING = re.compile(r"""
     | \bAutogradContext\b
     | \boptim\s*::
     | \b\w*[Oo]ptimi[sz]er\w*\b
-    | \bloss\w*\s*(?:\.|->)\s*backward
 """, re.VERBOSE)
 # Code that asks whether it runs in inference mode would see the switch.
 _ASKS_INFERENCE = re.compile(r"\bis_inference\s*\(|\bInferenceMode\s*::\s*is_enabled\b")
@@ -56,16 +55,20 @@ _HEAP_TENSOR = re.compile(r"\bnew\s+(?:\w+\s*::\s*)*(?:Tensor|IValue)\b|\bmake_(
 _REENABLE = re.compile(
     r"\bAutoGradMode\s+\w+\s*[({]\s*(?!false\b)|\bset_enabled\s*\(\s*(?!false\b)|\bInferenceMode\s+\w+\s*[({]\s*false\b"
 )
+# `.field`, `->field`, `[index]` after a name.
 _ACCESS = r"(?:\s*(?:\.|->)\s*~?\w+|\s*\[[^\[\];{}]*\])*"
+# `name = ...`, `name.field += ...`, `name[i] = ...`: `name` is written.
 _ASSIGNMENT = re.compile(
     rf"(?<![\w.:>$])(?!auto\b)(?P<name>[A-Za-z_]\w*)(?P<access>{_ACCESS})\s*(?:<<|>>|[-+*/%&|^])?=(?!=)"
 )
+# `name.push_back(...)` and other calls that keep their argument in `name`.
 _STORE_CALL = re.compile(
     rf"(?<![\w.:>$])(?P<name>[A-Za-z_]\w*){_ACCESS}\s*(?:\.|->)\s*"
     r"(?:push_back|emplace_back|push_front|emplace_front|insert|emplace|insert_or_assign|try_emplace"
     r"|push|append|assign|register_buffer|register_parameter|register_module|register_attribute"
     r"|setattr|set_data|swap)\s*\("
 )
+# `Type name`, `const std::vector<T>& name`, `auto* name` at a statement or parameter start.
 _DECLARATION = re.compile(r"""
     (?:^|(?<=[;{}(,]))\s*
     (?P<specifiers>(?:(?:static|thread_local|const|constexpr|volatile|register|mutable|extern)\s+)*)
@@ -73,22 +76,27 @@ _DECLARATION = re.compile(r"""
     (?:\s*\bconst\b)?(?:\s*[&*]+\s*|\s+)(?:\bconst\b\s*)?
     (?P<name>[A-Za-z_]\w*)\s*(?=[=;({:\[,)]|in\b)
 """, re.VERBOSE)
+# `name.method(` / `name->field.method<T>(`.
 _METHOD_CALL = re.compile(
     rf"(?<![\w.:>$])(?P<name>[A-Za-z_]\w*){_ACCESS}\s*(?:\.|->)\s*(?P<method>\w+)\s*(?:<[^;<>()]*>)?\s*\("
 )
 # Methods that run a module on their arguments without keeping them.
 _RUNS_A_MODEL = frozenset({"forward", "run_method", "get_method", "operator()", "predict", "infer"})
-_NOT_TENSOR_TYPES = _PLAIN_WORDS | {"size_t", "Device", "ScalarType", "TensorOptions", "IntArrayRef"}
+_NOT_TENSOR_TYPES = _PLAIN_WORDS | {"Device", "ScalarType", "TensorOptions", "IntArrayRef"}
 _CALLBACK = re.compile(r"\bfunction\s*<|\bfunction_ref\s*<|Callback\b")
 _STRUCTURED_BINDING = re.compile(r"\bauto\s*&{0,2}\s*\[(?P<names>[\w\s,]+)\]")
 _TYPE_ALIAS = re.compile(r"\busing\s+(?P<name>\w+)\s*=")
+# After a name: a chain of calls, fields and indexing ending in an in-place method,
+# a compound assignment or an indexed assignment.
 _IN_PLACE_AFTER = r"""
     (?:\s*(?:\.|->)\s*\w+\s*(?:<[^;<>()]*>)?\s*(?:\((?:[^();]|\([^();]*\))*\))?|\s*\[[^\];]*\])*?
     \s*(?:(?:\.|->)\s*\w+_\s*\(|(?:<<|>>|[-+*/%&|^])=|\[[^\];]*\]\s*=(?!=))
 """
+# `name = source` and `for (auto& name : source)`.
 _ALIAS = re.compile(r"(?P<name>[A-Za-z_]\w*)\s*(?:=(?!=)|:(?!:))(?P<source>[^;{}]*)")
 _OBJC_METHOD = re.compile(r"(?m)^[ \t]*[-+][ \t]*\((?P<return>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*\w+")
 _OBJC_PARAMETER = re.compile(r":\s*\((?P<type>[^()]*)\)\s*(?P<name>\w+)")
+# What may stand before a function's return type in its header.
 _PREFIX = re.compile(
     r"^(?:\s*(?:(?:public|private|protected)\s*:(?!:)|template\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>"
     r"|\[\[.*?\]\]|__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)))*\s*"
