@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, Optional, Set, Tuple
 
-from gradlint.cpp.edits import include_edit
 from gradlint.cpp.scopes import Scope
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
 
@@ -146,7 +145,7 @@ def _diagnostic(file, guard, function_name: str) -> Diagnostic:
     written = " ".join(file.code[guard.statement_start:guard.statement_end].split())
     replacement = f"{REPLACEMENT_TYPE} {guard.name};"
     edits = [Edit(guard.statement_start, guard.statement_end, replacement)]
-    include = include_edit(file.text, _included_headers(file), file.last_include_end, REPLACEMENT_TYPE)
+    include = file.include_for(REPLACEMENT_TYPE)
     if include is not None:
         edits.insert(0, include)
     return Diagnostic(
@@ -156,19 +155,6 @@ def _diagnostic(file, guard, function_name: str) -> Diagnostic:
         f"E_VER), which pays on view-heavy small-tensor code; the GL405 docs quote the measured ratios",
         Fix(tuple(edits), Safety.UNSAFE, f"Use `{replacement}`"),
     )
-
-
-def _included_headers(file) -> list:
-    """`#include`s plus Objective-C++ `#import`s; the iOS umbrella header `LibTorch.h`
-    (or `Libtorch-Lite`) brings in `torch/script.h`, hence every guard type."""
-    headers = list(file.includes)
-    for directive in file.lexed.directives:
-        imported = re.match(r'#\s*import\s*[<"](?P<path>[^>"]+)[>"]', directive.text)
-        if directive.name == "import" and imported:
-            headers.append(imported.group("path"))
-    if any(re.match(r"(?i)libtorch", header) for header in headers):
-        headers.append("torch/script.h")
-    return headers
 
 
 def _is_autograd_code(file, function: Scope) -> bool:
