@@ -3,7 +3,9 @@ excluded names, user globs and what .gitignore files exclude."""
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -27,6 +29,7 @@ class _GitIgnore:
 
     def __init__(self) -> None:
         self._specs: Dict[str, Optional[object]] = {}
+        self._chains: Dict[str, List[str]] = {}
 
     def _spec(self, folder: str):
         if folder not in self._specs:
@@ -43,21 +46,24 @@ class _GitIgnore:
             self._specs[folder] = spec
         return self._specs[folder]
 
+    def _chain(self, folder: str) -> List[str]:
+        """The folders from the repository root (or /) down to `folder`, once per folder."""
+        chain = self._chains.get(folder)
+        if chain is None:
+            parent = os.path.dirname(folder)
+            if os.path.isdir(os.path.join(folder, ".git")) or parent == folder:
+                chain = [folder]
+            else:
+                chain = self._chain(parent) + [folder]
+            self._chains[folder] = chain
+        return chain
+
     def ignored(self, path: str, is_dir: bool) -> bool:
         path = os.path.abspath(path)
         folder = os.path.dirname(path)
         ignored = False
         # Outer .gitignore files first; a nearer one may re-include (!pattern).
-        chain = []
-        while True:
-            chain.append(folder)
-            if os.path.isdir(os.path.join(folder, ".git")):
-                break
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            folder = parent
-        for folder in reversed(chain):
+        for folder in self._chain(folder):
             spec = self._spec(folder)
             if spec is None:
                 continue
@@ -68,14 +74,28 @@ class _GitIgnore:
         return ignored
 
 
+@functools.lru_cache(maxsize=8)
+def _exclusion_matcher(patterns: Tuple[str, ...]) -> "re.Pattern[str]":
+    """Every pattern, and every pattern as a folder (`build` -> `build/*`), in one regex:
+    one match per path instead of three fnmatch calls per pattern."""
+    alternatives = [fnmatch.translate(os.path.normcase(pattern)) for pattern in patterns]
+    alternatives += [fnmatch.translate(os.path.normcase(pattern.rstrip("/") + "/*")) for pattern in patterns]
+    return re.compile("|".join(f"(?:{alternative})" for alternative in alternatives) or r"(?!)")
+
+
 def _excluded(path: str, settings: Settings, root: str) -> bool:
-    name = os.path.basename(path)
-    relative = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
-    for pattern in settings.excludes:
-        if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(relative, pattern) \
-                or fnmatch.fnmatch(relative, pattern.rstrip("/") + "/*"):
-            return True
-    return False
+    matcher = _exclusion_matcher(settings.excludes)
+    if matcher.match(os.path.normcase(os.path.basename(path))):
+        return True
+    folder, name = os.path.split(path)
+    relative_folder = _relative_folder(folder, root)
+    relative = name if relative_folder == "." else f"{relative_folder}/{name}"
+    return matcher.match(os.path.normcase(relative)) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _relative_folder(folder: str, root: str) -> str:
+    return os.path.relpath(os.path.abspath(folder or "."), root).replace(os.sep, "/")
 
 
 def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = False) -> Discovered:
@@ -87,8 +107,17 @@ def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = Fal
     def is_excluded(path: str, is_dir: bool) -> bool:
         return _excluded(path, settings, root) or (gitignore is not None and gitignore.ignored(path, is_dir))
 
+    real_folders: Dict[str, str] = {}
+
     def add(path: str) -> None:
-        key = os.path.realpath(path)
+        # realpath costs a system call per path component: once per folder, and per file
+        # only for a symbolic link.
+        folder, name = os.path.split(path)
+        if folder not in real_folders:
+            real_folders[folder] = os.path.realpath(folder or ".")
+        key = os.path.join(real_folders[folder], name)
+        if os.path.islink(key):
+            key = os.path.realpath(key)
         if key not in seen:
             seen.add(key)
             result.files.append(path)

@@ -1,0 +1,150 @@
+"""Partial parsing and prefilter literals make a run faster, never change its findings."""
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+from gradlint.engine import Linter
+from gradlint.frontend import language_for
+from gradlint.python import partial
+from gradlint.python.partial import focus, statement_starts
+from gradlint.rule import Rule, _required_literals
+from gradlint.settings import Settings, resolve_selection
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+MODULE = '''"""Docstring whose lines sit at column 0:
+def not_a_function():
+    with torch.no_grad:
+"""
+import torch
+from torch import (
+    nn,
+)  # the closer at column 0 belongs to the import
+
+
+@torch.no_grad()
+@other(
+1)
+def evaluate(model, batch):
+# a comment at column 0 inside a function
+    return model(batch)
+
+
+try:
+    import numpy
+except ImportError:
+    numpy = None
+finally:
+    pass
+TOTAL = 1 + \\
+2
+def last():
+    pass
+'''
+
+
+def lines_of(text, offsets):
+    return [text.count("\n", 0, offset) + 1 for offset in offsets]
+
+
+def test_statements_start_only_where_python_starts_them():
+    assert lines_of(MODULE, statement_starts(MODULE)) == [1, 5, 6, 11, 19, 25, 27]
+
+
+@pytest.mark.parametrize("text", [
+    "x = 1\ry = 2\r",  # lone CR line endings: `^` would not see them
+    "x = 1)\ny = 2\n",  # more closers than openers
+])
+def test_texts_that_cannot_be_split_safely_are_parsed_whole(text):
+    assert statement_starts(text) is None
+    assert focus(text, [re.compile("y")]) is None
+
+
+def test_focus_keeps_imports_and_matching_statements_on_their_own_lines(monkeypatch):
+    monkeypatch.setattr(partial, "MIN_SAVING", 0.0)
+    text = MODULE.replace("\n", "\r\n")
+    focused = focus(text, [re.compile(r"\bevaluate\b")])
+    kept, original = focused.split("\r\n"), text.split("\r\n")
+    assert len(kept) == len(original)
+    assert all(line in ("", same) for line, same in zip(kept, original))
+    kept_lines = {number for number, line in enumerate(kept, 1) if line}
+    assert {5, 6, 7, 8, 11, 12, 13, 14, 19, 20, 21, 22, 23} <= kept_lines  # imports, the match
+    assert not kept_lines & {1, 2, 3, 4, 25, 26, 27, 28}  # the docstring, TOTAL, last()
+
+
+def test_focus_follows_import_aliases_and_module_level_names(monkeypatch):
+    monkeypatch.setattr(partial, "MIN_SAVING", 0.0)
+    text = (
+        "from torch import no_grad as ng\n"
+        "GUARD = torch.inference_mode()\n"
+        "def aliased():\n    with ng:\n        pass\n"
+        "def named():\n    with GUARD:\n        pass\n"
+        "def unrelated():\n    return 1\n"
+    )
+    guard_words = re.compile(r"\b(?:no_grad|inference_mode)\b")
+    kept = [line for line in focus(text, [guard_words]).split("\n") if line]
+    assert "def aliased():" in kept and "def named():" in kept
+    assert "def unrelated():" not in kept
+
+
+def test_focus_declines_when_it_would_save_little():
+    text = "import torch\n\ndef a():\n    torch.no_grad()\n\ndef b():\n    pass\n"
+    assert focus(text, [re.compile(r"no_grad")]) is None
+
+
+def _findings(linter, path, whole: bool, monkeypatch):
+    monkeypatch.setattr(Rule, "needs_whole_module", whole)
+    language = language_for(path)
+    with open(path, "rb") as handle:
+        text = language.decode(handle.read()).text
+    return [(f.code, f.start, f.end, f.message, f.fix) for f in linter.check_text(text, path, language)]
+
+
+PYTHON_FIXTURES = sorted(
+    path for path in glob.glob(os.path.join(ROOT, "fixtures", "python", "*", "*.py"))
+    if ".fixed." not in path
+)
+
+
+@pytest.mark.parametrize("path", PYTHON_FIXTURES, ids=lambda path: os.path.relpath(path, ROOT))
+def test_partial_parsing_finds_what_whole_parsing_finds(path, monkeypatch):
+    monkeypatch.setattr(partial, "MIN_SAVING", 0.0)  # focus wherever it can
+    linter = Linter(Settings(enabled=resolve_selection(["ALL"], [], [])))
+    assert _findings(linter, path, False, monkeypatch) == _findings(linter, path, True, monkeypatch)
+
+
+@pytest.mark.parametrize("pattern, literals", [
+    (r"\b(?:no_grad|inference_mode)\b(?!\s*\()", ("inference_mode", "no_grad")),
+    (r"std\s*::\s*(?:j?thread|async)", ("async", "thread")),
+    (r"a+bcd", ("bcd",)),
+    (r"(?:xyz)*abc", ("abc",)),
+    (r"x?yz", None),  # too short to be worth a search
+    (r"(?i)no_grad", None),  # case-insensitive: a literal search would miss NO_GRAD
+    (r"no_grad|\w+", None),  # one branch requires nothing
+])
+def test_required_literals(pattern, literals):
+    assert _required_literals(pattern, re.compile(pattern).flags) == literals
+
+
+PATTERNS = [
+    r"\b(?:no_grad|enable_grad|inference_mode|set_grad_enabled)\b(?!\s*\()|\bno_grad\s*\(\s*[^\s)]",
+    r"std\s*::\s*(?:j?thread|async)",
+    r"(?:ab)+c(?:de|fgh)i",
+    r"x(?:yz|w)?abc",
+]
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.sampled_from(PATTERNS), st.lists(st.sampled_from(
+    ["no_grad", "inference_mode", "(", " ", "x", "std", "::", "thread", "j", "ab", "c", "de", "fgh", "i",
+     "yz", "w", "abc", "_", "async"]), max_size=12))
+def test_a_text_the_pattern_matches_contains_a_required_literal(pattern, pieces):
+    text = "".join(pieces)
+    literals = _required_literals(pattern, re.compile(pattern).flags)
+    if re.search(pattern, text):
+        assert literals is not None and any(literal in text for literal in literals)
