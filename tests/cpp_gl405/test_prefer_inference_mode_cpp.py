@@ -208,6 +208,17 @@ double smooth(torch::jit::Module& module, const std::vector<torch::Tensor>& fram
     assert len(findings(HEADER + loop.replace("UPDATE", "auto scaled = state * 0.9;"))) == 1
 
 
+@pytest.mark.parametrize("companion, reported", [
+    ("c10::InferenceMode mode(true);", False),
+    ("at::InferenceMode also;", False),
+    ("c10::InferenceMode off(false);", False),  # turns grad mode back on (§6)
+    ("{ c10::InferenceMode elsewhere; }", True),  # its scope does not cover the guard
+])
+def test_a_guard_beside_an_inference_mode_guard_is_left_alone(companion, reported):
+    source = RUNNER.replace("torch::NoGradGuard no_grad;", "torch::NoGradGuard no_grad;\n  " + companion)
+    assert len(findings(HEADER + source)) == (1 if reported else 0)
+
+
 def test_grad_turned_back_on_inside_the_guard_silences_the_rule():
     reenabled = RUNNER.replace("auto probabilities", "{ torch::AutoGradMode enable(true); }\n  auto probabilities")
     assert findings(HEADER + reenabled) == []

@@ -120,7 +120,7 @@ def find_prefer_inference_mode(file) -> Iterator[Diagnostic]:
         function = file.function_at(guard.type_start) or _extern_c_function(guard.scope)
         if function is None or function.kind not in ("function", "method", "namespace"):
             continue  # at file scope, or in a lambda or block whose caller is unknown
-        if _is_autograd_code(file, function):
+        if _is_autograd_code(file, function) or _inference_mode_already_on(file, guard, function):
             continue
         signature = _signature(function)
         if signature is None:
@@ -130,6 +130,17 @@ def find_prefer_inference_mode(file) -> Iterator[Diagnostic]:
         if _is_pure_inference(file.code, function, signature, records, guard.statement_end,
                               guard.scope.close):
             yield _diagnostic(file, guard, signature.name)
+
+
+def _inference_mode_already_on(file, guard, function: Scope) -> bool:
+    """The function also turns InferenceMode on around the guard (the iOS demos pair
+    `AutoGradMode(false)` with `c10::InferenceMode`): replacing it would add nothing."""
+    for other in file.guards:
+        if (other.guard == "InferenceMode" and other.form in ("named", "auto") and other.enabled
+                and function.open < other.type_start < function.close
+                and other.scope.open < guard.type_start < other.scope.close):
+            return True
+    return False
 
 
 def _extern_c_function(scope: Scope) -> Optional[Scope]:
