@@ -27,8 +27,9 @@ class PreferInferenceMode(Rule):
 
     It stays silent inside lambdas and Objective-C blocks (their callers are unknown),
     inside a custom `torch::autograd::Function`, in kernels registered for an Autograd
-    dispatch key, in training code, and where grad mode is turned back on inside the
-    guard's scope. Off by default: it is performance advice.
+    dispatch key, in training code, where grad mode is turned back on inside the guard's
+    scope, and where an enabled `c10::InferenceMode` already covers the guard. Off by
+    default: it is performance advice.
 
     In Python: a `with torch.no_grad():` block in a function that calls no `.backward()`,
     steps no optimizer and never mentions `requires_grad`, whose block updates nothing in
