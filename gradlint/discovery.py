@@ -100,6 +100,7 @@ def _relative_folder(folder: str, root: str) -> str:
 
 def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = False) -> Discovered:
     result = Discovered()
+    _relative_folder.cache_clear()  # relative folders depend on the working directory
     gitignore = _GitIgnore() if settings.respect_gitignore else None
     root = settings.root
     seen = set()
