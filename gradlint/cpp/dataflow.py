@@ -188,13 +188,6 @@ def module_names(code: str, function: Scope) -> Set[str]:
     return names
 
 
-def word_at(text: str, name: str) -> Optional[re.Match]:
-    return re.search(r"(?<![\w.>:])" + re.escape(name) + r"\b", text)
-
-
-Taint = Tuple[str, int]
-
-
 def tainted_uses(file, pattern_for) -> Iterator[Tuple[Region, Step, str, "re.Match[str]"]]:
     """Every match of `pattern_for(name)` on a tainted variable after an InferenceMode
     scope, once per place (several regions may taint the same variable)."""

@@ -18,7 +18,7 @@ from typing import List, Tuple
 _INTERESTING = re.compile(r"""[/"'#]""")
 _NOT_NEWLINE = re.compile(r"[^\r\n]+")
 # A line comment ends at a line break that no backslash continues.
-_LINE_COMMENT_END = re.compile(r"(?:[^\\\r\n]|\\(?:\r\n|[\s\S]))*")
+_LINE_COMMENT_END = re.compile(r"[^\\\r\n]*(?:\\(?:\r\n|[\s\S])[^\\\r\n]*)*")
 # The body of a quoted literal after its opening quote: escapes, continued lines, anything
 # but the closing quote and an unescaped line break.
 _STRING_BODY = re.compile(r'[^"\\\r\n]*(?:\\(?:\r\n|[\s\S])[^"\\\r\n]*)*')
@@ -28,7 +28,7 @@ _PREFIX = re.compile(r"(?:u8|u|U|L)?R?$")
 _RAW_DELIMITER = re.compile(r'[^()\\\s"]{0,16}\(')
 # A preprocessor directive runs to a line break that no backslash continues; a block
 # comment inside it may run on over several lines.
-_DIRECTIVE_PIECE = re.compile(r"(?:[^\\\r\n/]|\\(?:\r\n|[\s\S])|/(?![*/]))*")
+_DIRECTIVE_PIECE = re.compile(r"[^\\\r\n/]*(?:(?:\\(?:\r\n|[\s\S])|/(?![*/]))[^\\\r\n/]*)*")
 _DIRECTIVE_NAME = re.compile(r"#[ \t]*([A-Za-z_]\w*)")
 _WORD_CHAR = re.compile(r"[0-9A-Za-z_.]")
 _WORD_BACK = re.compile(r"[0-9A-Za-z_.']*$")

@@ -91,10 +91,6 @@ class Scope:
     def is_function(self) -> bool:
         return self.kind in FUNCTION_KINDS
 
-    @property
-    def body_start(self) -> int:
-        return self.open + 1
-
     def contains(self, offset: int) -> bool:
         return self.open < offset < self.close or self.open == -1  # the file holds everything
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gradlint.cpp.frontend import CPP
 from gradlint.diagnostics import Safety
-from gradlint.engine import Linter, apply_fixes
+from gradlint.engine import Linter
 from gradlint.settings import Settings, resolve_selection
 
 
