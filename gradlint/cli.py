@@ -21,8 +21,8 @@ from gradlint.discovery import DiscoveryError, discover
 from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, reporters
-from gradlint.runner import DEFAULT_CACHE_DIR, defer_import, run_files
 from gradlint.reporters.progress import with_progress
+from gradlint.runner import DEFAULT_CACHE_DIR, defer_import, run_files
 from gradlint.settings import (
     DEFAULT_EXCLUDES, SelectionError, Settings, expand_per_file_ignores, resolve_layers,
 )
@@ -194,8 +194,12 @@ def _summary(result: RunResult, skipped, quiet: bool, file_count: Optional[int] 
             f"{len(findings)} remaining.", err=True,
         )
         return
+    errors = sum(1 for report in result.reports if report.error)
     if not findings:
-        click.echo(f"All checks passed ({checked}).", err=True)
+        if errors:  # "all passed" would hide that some files were not checked
+            click.echo(f"No findings in {checked}; {errors} could not be checked.", err=True)
+        else:
+            click.echo(f"All checks passed ({checked}).", err=True)
         return
     safe = sum(1 for f in findings if f.fix is not None and f.fix.is_applicable(False))
     unsafe = sum(1 for f in findings if f.fix is not None and f.fix.is_applicable(True)) - safe

@@ -64,6 +64,10 @@ def load(path: str, required_table: bool = False) -> FileConfig:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {_with_line(error, path)}") from None
+    except UnicodeDecodeError as error:
+        with open(path, "rb") as handle:
+            line = handle.read()[:error.start].count(b"\n") + 1
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (line {line})") from None
     if os.path.basename(path) == "pyproject.toml" or required_table:
         table = document.get("tool", {}).get("gradlint", {})
     else:  # a dedicated gradlint.toml holds the keys at top level
@@ -113,7 +117,7 @@ def _has_gradlint_table(path: str) -> bool:
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         # A broken pyproject.toml that mentions us is still ours: load() will report it.
         try:
             with open(path, "rb") as handle:

@@ -2,10 +2,12 @@
 excluded names, user globs and what .gitignore files exclude."""
 from __future__ import annotations
 
+import errno
 import fnmatch
 import functools
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -98,6 +100,23 @@ def _relative_folder(folder: str, root: str) -> str:
     return os.path.relpath(os.path.abspath(folder or "."), root).replace(os.sep, "/")
 
 
+def skip_reason(path: str) -> Optional[str]:
+    """Why `path` cannot be read as a source file, or None when it can be tried."""
+    try:
+        status = os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "symbolic link loop"
+        if os.path.islink(path):
+            return "broken symbolic link"
+        return error.strerror or str(error)
+    if stat.S_ISDIR(status.st_mode):
+        return "is a directory"
+    if not stat.S_ISREG(status.st_mode):
+        return "not a regular file"  # a FIFO or device would block or never end
+    return None
+
+
 def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = False) -> Discovered:
     result = Discovered()
     _relative_folder.cache_clear()  # relative folders depend on the working directory
@@ -137,16 +156,17 @@ def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = Fal
                     path = os.path.join(folder, name)
                     if language_for(path) is None or is_excluded(path, False):
                         continue
-                    if not os.path.exists(path):
-                        result.skipped.append((path, "broken symbolic link"))
-                        continue
-                    if os.path.isfile(path):
+                    reason = skip_reason(path)
+                    if reason is None:
                         add(path)
+                    elif reason != "is a directory":  # a folder named x.py is walked already
+                        result.skipped.append((path, reason))
         else:
             if force_exclude and is_excluded(given, False):
                 continue
-            if not os.path.exists(given):
-                result.skipped.append((given, "broken symbolic link"))
+            reason = skip_reason(given)
+            if reason is not None:
+                result.skipped.append((given, reason))
             elif language_for(given) is None:
                 result.skipped.append((given, "not a Python, C++ or notebook file"))
             else:

@@ -13,7 +13,10 @@ from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex
 from gradlint.frontend import FrontEndSyntaxError, Language, language_for
 from gradlint.rule import Rule, all_rules
 from gradlint.settings import Settings
-from gradlint.source import ConcurrentModification, DecodedSource, SourceError, read_bytes, write_atomic
+from gradlint.source import (
+    MAX_PYTHON_BYTES, ConcurrentModification, DecodedSource, SourceError, UndecodableSource,
+    python_unparseable, read_bytes, write_atomic,
+)
 
 INTERNAL_ERROR = "GL999"
 MAX_FIX_PASSES = 10
@@ -58,7 +61,9 @@ class Linter:
     # -- checking ---------------------------------------------------------------------------
 
     def check_text(self, text: str, path: str, language: Language,
-                   enabled: Optional[frozenset] = None) -> List[Finding]:
+                   enabled: Optional[frozenset] = None,
+                   decode_error: Optional[UndecodableSource] = None) -> List[Finding]:
+        """`decode_error`: `text` is a lossy decoding; report GL001 if any rule would parse it."""
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
         candidates = [
             rule for code, rule in self._rules.items()
@@ -79,6 +84,11 @@ class Linter:
         reported: List[Tuple[Rule, Diagnostic]] = []
         focus = [rule.prefilter_for(language.name) for rule in active]
         try:
+            if decode_error is not None:
+                raise FrontEndSyntaxError(f"cannot decode: {decode_error.message}", decode_error.offset)
+            blocker = python_unparseable(text) if language.name == "python" else None
+            if blocker is not None:  # libcst would crash or take minutes
+                raise FrontEndSyntaxError(f"cannot parse: {blocker[0]}", blocker[1])
             if hasattr(language, "parse_focused") and not any(rule.needs_whole_module for rule in active) \
                     and None not in focus:
                 parsed = language.parse_focused(path, text, focus)
@@ -151,7 +161,17 @@ class Linter:
             return None
         try:
             raw = read_bytes(path) if raw is None else raw
+            if language.name == "python" and len(raw) > MAX_PYTHON_BYTES:
+                report.notes.append(f"{path}: skipped: {len(raw) / 2**20:.1f} MB is more than the "
+                                    f"{MAX_PYTHON_BYTES // 2**20} MB gradlint parses (generated code?)")
+                return None
             source = language.decode(raw)
+        except UndecodableSource as error:
+            if error.binary:
+                report.notes.append(f"{path}: skipped: binary file (NUL bytes, not {language.name} text)")
+            else:  # never fixed: the lossy text must not be written back
+                report.findings = self.check_text(error.text, path, language, decode_error=error)
+            return None
         except SourceError as error:
             report.error = f"{path}: cannot read: {error}"
             return None

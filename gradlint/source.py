@@ -5,12 +5,19 @@ stay in the string, and it is encoded back with the same codec and byte-order ma
 """
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import os
+import re
+import stat
+import sys
 import tempfile
+import threading
 import tokenize
+import warnings
 from dataclasses import dataclass
+from typing import Optional, Tuple
 
 _BOM = codecs.BOM_UTF8
 
@@ -33,19 +40,55 @@ class DecodedSource:
 
 
 
+class UndecodableSource(SourceError):
+    """Python bytes that do not decode. `text` is a lossy decoding, good only for the
+    prefilter (never written back); `offset` is where the first bad byte sits in it;
+    `binary` says the bytes hold a NUL too, so they are no source at all."""
+
+    def __init__(self, message: str, text: str, offset: int, binary: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.text = text
+        self.offset = offset
+        self.binary = binary
+
+
+def _undecodable(message: str, body: bytes, codec: str, bad_byte: int) -> UndecodableSource:
+    try:
+        codecs.lookup(codec)
+    except LookupError:
+        codec = "utf-8"
+    before = body[:bad_byte].decode(codec, "replace")
+    text = before + body[bad_byte:].decode(codec, "replace")
+    return UndecodableSource(message, text, len(before), b"\0" in body[:8192])
+
+
+def _first_bad_utf8_byte(body: bytes) -> int:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start
+    return 0
+
+
 def decode_python(raw: bytes) -> DecodedSource:
     """Decode as Python does: BOM, then a PEP 263 cookie, else UTF-8."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    except SyntaxError as error:
-        raise SourceError(str(error)) from None
     bom = raw.startswith(_BOM)
-    codec = "utf-8" if encoding == "utf-8-sig" else encoding
     body = raw[len(_BOM):] if bom else raw
     try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as error:  # a bad cookie, or the first two lines are not UTF-8
+        message = str(error)
+        bad = _first_bad_utf8_byte(body)
+        if "missing encoding declaration" in message:
+            message = f"byte 0x{body[bad:bad + 1].hex()} is not valid utf-8 and no coding cookie names another codec"
+        raise _undecodable(message, body, "utf-8", bad) from None
+    codec = "utf-8" if encoding == "utf-8-sig" else encoding
+    try:
         text = body.decode(codec)
-    except (UnicodeDecodeError, LookupError) as error:
-        raise SourceError(f"cannot decode as {codec}: {error}") from None
+    except UnicodeDecodeError as error:
+        bad = body[error.start:error.start + 1]
+        raise _undecodable(f"byte 0x{bad.hex()} is not valid {codec}", body, codec, error.start) from None
     return DecodedSource(text, codec, bom, raw)
 
 
@@ -62,8 +105,8 @@ def decode_cpp(raw: bytes) -> DecodedSource:
 
 def read_bytes(path: str) -> bytes:
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        # Non-blocking, so that a FIFO named x.py is refused instead of waited on.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except IsADirectoryError:
         raise SourceError("is a directory") from None
     except FileNotFoundError:
@@ -72,23 +115,30 @@ def read_bytes(path: str) -> bytes:
         raise SourceError("permission denied") from None
     except OSError as error:
         raise SourceError(error.strerror or str(error)) from None
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise SourceError("not a regular file")
+            return handle.read()
+    except IsADirectoryError:
+        raise SourceError("is a directory") from None
+    except OSError as error:
+        raise SourceError(error.strerror or str(error)) from None
 
 
 class ConcurrentModification(SourceError):
     pass
 
 
-def write_atomic(path: str, data: bytes, expected_old: bytes | None = None) -> None:
+def write_atomic(path: str, data: bytes, expected_old: Optional[bytes] = None) -> None:
     """Replace `path` with `data` all at once: a temporary file in the same folder,
-    flushed and synced, then renamed over the original, keeping its mode.
+    flushed and synced, then renamed over the original, keeping its mode. A reader (or
+    a crash) sees the old bytes or the new ones, never a mix.
 
     With `expected_old`, refuse (ConcurrentModification) when the file on disk no
-    longer holds those bytes: someone changed it since we read it.
+    longer holds those bytes: someone changed it since we read it. When it already
+    holds `data` (another run made the same fix), nothing is written.
     """
-    if expected_old is not None:
-        current = read_bytes(path)
-        if current != expected_old:
-            raise ConcurrentModification("changed on disk since it was read; not overwritten")
     real_path = os.path.realpath(path)
     folder = os.path.dirname(real_path) or "."
     try:
@@ -103,10 +153,176 @@ def write_atomic(path: str, data: bytes, expected_old: bytes | None = None) -> N
             os.fsync(stream.fileno())
         if mode is not None:
             os.chmod(temporary, mode)
-        os.replace(temporary, real_path)
+        with _exclusive_lock(real_path if expected_old is not None else None):
+            # Checked last, after the slow part, so the window for a change is smallest;
+            # the lock keeps two gradlint runs from both passing it.
+            if expected_old is not None:
+                current = read_bytes(real_path)
+                if current == data:
+                    os.unlink(temporary)
+                    return
+                if current != expected_old:
+                    raise ConcurrentModification("changed on disk since it was read; not overwritten")
+            os.replace(temporary, real_path)
     except BaseException:
         try:
             os.unlink(temporary)
         except OSError:
             pass
         raise
+    _sync_folder(folder)
+
+
+class _exclusive_lock:
+    """An advisory lock on the file being replaced, held by gradlint runs only."""
+
+    def __init__(self, path: Optional[str]) -> None:
+        self.path = path
+        self.descriptor: Optional[int] = None
+
+    def __enter__(self) -> "_exclusive_lock":
+        try:
+            import fcntl
+        except ImportError:  # Windows: the content check alone
+            return self
+        if self.path is None:
+            return self
+        try:
+            self.descriptor = os.open(self.path, os.O_RDONLY)
+            fcntl.flock(self.descriptor, fcntl.LOCK_EX)
+        except OSError:
+            self.__exit__()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.descriptor is not None:
+            os.close(self.descriptor)  # closing releases the lock
+            self.descriptor = None
+
+
+def _sync_folder(folder: str) -> None:
+    """Make the rename itself durable; not every system can open a folder."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+# Python files larger than this are skipped: libcst parses about 2-15 s per MB, worst on
+# long generated lines, and such files are data rather than code someone guards.
+MAX_PYTHON_BYTES = 4 * 1024 * 1024
+
+# Deeper nesting is refused before libcst sees it: its native parser overflows the stack
+# and kills the process at a few thousand levels, is quadratic in depth below that, and its
+# position walk recurses in Python. CPython itself refuses 200 nested brackets.
+MAX_PYTHON_NESTING = 200
+# CPython checks depth while it builds the AST, allowing 3 levels per frame of headroom.
+_AST_LEVELS_PER_FRAME = 3
+_DEPTH_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex")
+_BRACKET = re.compile(r"[^()\[\]{}]+")
+_DEPTH_STEP = str.maketrans({"(": "1", "[": "1", "{": "1", ")": "2", "]": "2", "}": "2"})
+
+
+def python_unparseable(text: str) -> Optional[Tuple[str, int]]:
+    """(message, character offset) when `text` must not reach libcst: a NUL byte, or
+    nesting too deep to parse safely. None when it may be parsed.
+
+    CPython's own parser (fast, in C) measures the depth: under a recursion limit
+    lowered to the depth allowed, its AST construction raises RecursionError.
+    """
+    if "\0" in text:
+        return "NUL byte: Python refuses source that contains one", text.index("\0")
+    source = text
+    verdict = _compile_depth_verdict(source, MAX_PYTHON_NESTING)
+    if verdict == "ok":
+        return None
+    if verdict == "too deep":
+        full = _compile_depth_verdict(source, None)
+        if full == "too deep":
+            message = "expressions nested too deep: Python itself cannot compile this file"
+        else:
+            message = (f"expressions nested more than {MAX_PYTHON_NESTING} levels deep, "
+                       f"more than gradlint parses safely")
+        return message, _longest_line_start(text)
+    if isinstance(verdict, tuple):
+        return verdict
+    # Another syntax error stopped CPython before any depth check: count brackets, which
+    # overcounts those in strings, so only far beyond CPython's own limit is refused.
+    depth, offset = _max_bracket_depth(text)
+    if depth > 2 * MAX_PYTHON_NESTING:
+        return f"more than {2 * MAX_PYTHON_NESTING} nested brackets", offset
+    return None
+
+
+def _compile_depth_verdict(source: str, levels: Optional[int]):
+    """"ok", "too deep", "syntax" (another error), or (message, offset) for a depth
+    error CPython located. `levels` None: CPython's default limit."""
+    old_limit = sys.getrecursionlimit()
+    # Lowering the limit is process-wide: only safe when no other thread could trip on it.
+    lower = levels is not None and threading.active_count() == 1
+    try:
+        if lower:
+            sys.setrecursionlimit(_stack_depth() + levels // _AST_LEVELS_PER_FRAME + 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (RecursionError, MemoryError):
+        return "too deep"
+    except SyntaxError as error:
+        if any(phrase in str(error.msg) for phrase in _DEPTH_ERRORS):
+            return f"{error.msg} (Python itself refuses this file)", _syntax_error_offset(source, error)
+        return "syntax"
+    except ValueError:
+        return "syntax"
+    finally:
+        if lower:
+            sys.setrecursionlimit(old_limit)
+    return "ok"
+
+
+def _stack_depth() -> int:
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    return depth
+
+
+def _syntax_error_offset(text: str, error: SyntaxError) -> int:
+    lines = text.splitlines(keepends=True)
+    line = max(1, min(error.lineno or 1, len(lines) or 1))
+    start = sum(len(item) for item in lines[:line - 1])
+    return min(start + max(0, (error.offset or 1) - 1), len(text))
+
+
+def _longest_line_start(text: str) -> int:
+    best_start, best_length, start = 0, -1, 0
+    for line in text.splitlines(keepends=True):
+        if len(line) > best_length:
+            best_start, best_length = start, len(line)
+        start += len(line)
+    return best_start
+
+
+def _max_bracket_depth(text: str) -> Tuple[int, int]:
+    """The deepest bracket nesting in `text` (strings and comments included) and where."""
+    steps = _BRACKET.sub("", text).translate(_DEPTH_STEP)
+    depth = deepest = position = 0
+    for index, step in enumerate(steps):
+        depth = depth + 1 if step == "1" else max(0, depth - 1)
+        if depth > deepest:
+            deepest, position = depth, index
+    if deepest <= 2 * MAX_PYTHON_NESTING:
+        return deepest, 0
+    seen = -1
+    for offset, character in enumerate(text):
+        if character in "()[]{}":
+            seen += 1
+            if seen == position:
+                return deepest, offset
+    return deepest, 0
