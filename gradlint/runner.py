@@ -196,22 +196,33 @@ class _Job:
     cache_entries: Optional[Dict[str, Tuple[bytes, tuple]]]
     linter: Optional[Linter] = field(default=None, repr=False)
 
+    def cached(self, path: str) -> Optional[FileReport]:
+        """The report the cache holds for the file as it is now; None: lint it."""
+        entry = self.cache_entries.get(os.path.abspath(path)) if self.cache_entries is not None else None
+        if entry is None:
+            return None
+        try:
+            raw = read_bytes(path)
+        except SourceError:
+            return None  # lint() reports it
+        if entry[0] != content_hash(raw):
+            return None
+        findings = [_decode_finding(path, data) for data in entry[1]]
+        if self.mode == "fix" and any(
+                f.fix is not None and f.fix.is_applicable(self.settings.unsafe_fixes) for f in findings):
+            return None
+        return FileReport(path, findings)
+
     def lint(self, path: str) -> Tuple[FileReport, Optional[Tuple[bytes, tuple]]]:
-        """The report, and the cache entry to store (None: nothing new to cache)."""
+        """The report, and the cache entry to store (None: nothing to cache)."""
         if self.linter is None:
             self.linter = Linter(self.settings, verbose=self.verbose)
         try:
             raw = read_bytes(path)
         except SourceError as error:
             return FileReport(path, error=f"{path}: cannot read: {error}"), None
+        # The hash of the bytes linted here, not of those the lookup read: they may differ.
         digest = content_hash(raw) if self.cache_entries is not None else None
-        if digest is not None:
-            entry = self.cache_entries.get(os.path.abspath(path))
-            if entry is not None and entry[0] == digest:
-                findings = [_decode_finding(path, data) for data in entry[1]]
-                if self.mode == "check" or not any(
-                        f.fix is not None and f.fix.is_applicable(self.settings.unsafe_fixes) for f in findings):
-                    return FileReport(path, findings), None
         if self.mode == "check":
             report = self.linter.check_path(path, raw=raw)
         else:
@@ -260,12 +271,27 @@ def run_files(files: Sequence[str], settings: Settings, mode: str = "check", wri
     cache = ResultCache(cache_dir, settings) if cache_dir is not None else None
     job = _Job(settings, verbose, mode, write, cache.entries if cache is not None else None)
     jobs = default_jobs() if jobs is None else jobs
+    # Look every file up first: a warm run then needs no pool and no linter at all.
+    found: Dict[int, FileReport] = {}
+    misses = bytearray(len(files))
+    for index in range(len(files)):
+        report = job.cached(files[index])
+        if report is None:
+            misses[index] = 1
+        elif _worth_keeping(report):
+            found[index] = report
+    linted = _results(job, [files[index] for index in range(len(files)) if misses[index]], jobs)
     reports: List[FileReport] = []
-    for path, (report, entry) in zip(files, _results(job, files, jobs)):
-        if entry is not None:
-            cache.store(path, *entry)
-        if _worth_keeping(report):
+    for index, path in enumerate(files):  # iterating `files` drives the progress display
+        if misses[index]:
+            report, entry = next(linted)
+            if entry is not None:
+                cache.store(path, *entry)
+        else:
+            report = found.pop(index, None)
+        if report is not None and _worth_keeping(report):
             reports.append(report)
+    linted.close()  # ends the pool
     cache_error = cache.save() if cache is not None else None
     return RunOutcome(reports, len(files), cache_error)
 

@@ -142,6 +142,17 @@ def test_the_pool_gives_the_serial_results_in_the_same_order(tmp_path):
     assert summary(warm) == summary(serial)
 
 
+def test_cached_and_linted_files_come_back_in_input_order(tmp_path):
+    paths = make_tree(tmp_path, 3 * runner.POOL_MIN_FILES)
+    cache = str(tmp_path / "cache")
+    run_files(paths, settings_for(tmp_path), jobs=2, cache_dir=cache)
+    for path in paths[::2]:  # every other file changes: half hits, half misses, interleaved
+        with open(path, "a") as handle:
+            handle.write("# edited\n")
+    mixed = run_files(paths, settings_for(tmp_path), jobs=2, cache_dir=cache)
+    assert summary(mixed) == summary(run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=None))
+
+
 def test_no_pool_for_a_handful_of_files(tmp_path, monkeypatch):
     def no_pool(*args, **kwargs):
         raise AssertionError("a pool was started for a handful of files")
