@@ -168,7 +168,8 @@ class InferenceFlow:
         self.attribute_taints: Dict[str, State] = {}  # class name -> `self.x` taints
         self.region_exits: Dict[cst.CSTNode, State] = {}  # With -> state when it ends
         self.events: List[FlowEvent] = []
-        self._run()
+        if any(region.guard.inference for region in file.guards.regions):
+            self._run()  # nothing is made under inference mode in a file that never enters it
 
     def _module_classes(self) -> Iterator[str]:
         """Classes of this module that are `nn.Module`s (directly or through each other)."""
@@ -342,6 +343,9 @@ class _Scope:
     def _small(self, small: cst.BaseSmallStatement, line: cst.SimpleStatementLine, state: State) -> State:
         if isinstance(small, cst.Assign):
             self._scan(small.value, state)
+            if _is_true(small.value) and not self.in_inference:
+                for target in small.targets:
+                    self._requires_grad_attribute(target.target, state)
             shape = self._shape(small.value, state)
             for target in small.targets:
                 self._assign_target(target.target, shape, state, line)
@@ -410,6 +414,13 @@ class _Scope:
         if self.in_inference and taint.binding is None and taint.param is None and taint.via_call is None:
             taint = replace(taint, region=taint.region or self.region, binding=statement)
         state[key] = taint
+
+    def _requires_grad_attribute(self, target: cst.BaseExpression, state: State) -> None:
+        """`x.requires_grad = True` (§1: E_RG)."""
+        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
+            taint = self._value(target.value, state)
+            if taint is not None and taint.kind in ("tensor", "any") and not taint.bypass:
+                self._event("requires_grad", target, target.value, taint)
 
     def _item_assignment(self, target: cst.Subscript, state: State) -> None:
         base = target.value
@@ -678,8 +689,10 @@ class _Scope:
             if taint is not None and taint.kind in ("tensor", "any") and not taint.bypass:
                 self._event("mutate", call, positional[0], taint)
         elif qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") and positional:
-            if not any(arg.keyword is not None and arg.keyword.value == "requires_grad"
-                       and not _is_true(arg.value) for arg in call.args):
+            # `Parameter(data, requires_grad)`: only a literal True (or the default) is sure to raise
+            mode = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "requires_grad"]
+            mode += positional[1:2]
+            if not mode or _is_true(mode[0]):
                 taint = self._value(positional[0], state)
                 if taint is not None and taint.kind in ("tensor", "any") and not taint.bypass:
                     self._event("requires_grad", call, positional[0], taint)

@@ -125,7 +125,9 @@ CASES = {
             q = nn.Parameter(t, requires_grad=False)
             model.load_state_dict(sd, assign=True)
             model.load_state_dict(sd)
-        """, [("requires_grad", 7), ("requires_grad", 9), ("requires_grad", 11)]),
+            t.requires_grad = True
+            t.requires_grad = False
+        """, [("requires_grad", 7), ("requires_grad", 9), ("requires_grad", 11), ("requires_grad", 13)]),
     "saving needs training code and a saving op": ("""
         import torch
         def train(model, w, optimizer, x):
