@@ -33,7 +33,7 @@ def test_rules_on_by_default_are_proven_or_documented_as_advice(oracle_session):
     for fixture in FIXTURES:
         outcome = oracle_session.outcome(fixture.id)
         verdict = outcome.verdict
-        if verdict is not None and verdict.claim_shown and not verdict.problems:
+        if verdict is not None and verdict.claim_shown and not verdict.problems and fixture.expected():
             proven.add(fixture.code)
     unproven = [
         code for code, rule in all_rules().items()
