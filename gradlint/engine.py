@@ -161,7 +161,7 @@ class Linter:
             return None
         try:
             raw = read_bytes(path) if raw is None else raw
-            if language.name == "python" and len(raw) > MAX_PYTHON_BYTES:
+            if language.name == "python" and language.file_is_code and len(raw) > MAX_PYTHON_BYTES:
                 report.notes.append(f"{path}: skipped: {len(raw) / 2**20:.1f} MB is more than the "
                                     f"{MAX_PYTHON_BYTES // 2**20} MB gradlint parses (generated code?)")
                 return None

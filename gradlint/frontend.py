@@ -23,6 +23,9 @@ class Language:
     extensions: Tuple[str, ...]
     # The code of the finding a parse failure becomes.
     syntax_error_code: str
+    # Whether the file's size is the size of the code parsed (the engine's size limit);
+    # not for notebooks, whose outputs may be megabytes of images.
+    file_is_code: bool = True
 
     def decode(self, raw: bytes) -> DecodedSource:
         raise NotImplementedError

@@ -19,7 +19,7 @@ from gradlint.frontend import FrontEndSyntaxError
 from gradlint.notebook.document import Notebook, NotebookError, read_notebook
 from gradlint.notebook.magics import BODY_MARK, RESERVED, body_shift, neutralize, restore
 from gradlint.python.frontend import PythonLanguage
-from gradlint.source import DecodedSource, SourceError
+from gradlint.source import MAX_PYTHON_BYTES, DecodedSource, SourceError
 
 _BOM = codecs.BOM_UTF8
 # `#<U+E000> cell 7 (3/5)`: notebook cell 7 (1-based, markdown cells counted), the
@@ -149,6 +149,7 @@ class NotebookLanguage(PythonLanguage):
     # The program is Python: the Python rules (check_python) run on it.
     name = "python"
     extensions = (".ipynb",)
+    file_is_code = False  # outputs can be megabytes; `decode` limits the code cells
 
     def decode(self, raw: bytes) -> NotebookSource:
         bom = raw.startswith(_BOM)
@@ -169,7 +170,12 @@ class NotebookLanguage(PythonLanguage):
                 raise SourceError(f"cell {cell.index + 1} holds a character gradlint reserves for its "
                                   "own markers (U+E000 to U+E002, private use)")
         notes = () if notebook.cells else ("the notebook has no cells: nothing to check",)
-        return NotebookSource(program(notebook), "utf-8", bom, raw, notebook, notes)
+        text = program(notebook)
+        if len(text) > MAX_PYTHON_BYTES:  # the limit the engine puts on .py files
+            return NotebookSource("", "utf-8", bom, raw, notebook, (
+                f"skipped: its code cells hold {len(text) / 2**20:.1f} MB, more than the "
+                f"{MAX_PYTHON_BYTES // 2**20} MB gradlint parses",))
+        return NotebookSource(text, "utf-8", bom, raw, notebook, notes)
 
     def parse(self, path: str, text: str):
         try:

@@ -220,3 +220,12 @@ def test_jupyter_checkpoint_copies_are_not_checked_twice(folder):
     result = run("check", ".", "--select", "GL402")
     [line] = result.stdout.splitlines()
     assert line.startswith("eval.ipynb:cell 5:4:10: GL402")
+
+
+def test_code_cells_beyond_the_size_limit_are_skipped_with_a_note(folder, monkeypatch):
+    monkeypatch.setattr("gradlint.notebook.frontend.MAX_PYTHON_BYTES", 100)
+    (folder / "big.ipynb").write_text(notebook(["x = 1\n" * 20, "with torch.no_grad:\n", "    pass"]),
+                                      encoding="utf-8")
+    result = run("check", "big.ipynb", "--select", "GL402", "--no-cache")
+    assert result.exit_code == 0, result.output
+    assert "big.ipynb: skipped: its code cells hold 0.0 MB, more than the 0 MB gradlint parses" in result.stderr
