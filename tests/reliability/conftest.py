@@ -1,33 +1,11 @@
-"""Running gradlint as users do: the click command in-process, or a real subprocess."""
+"""Fixtures: gradlint in-process (click's CliRunner) and in a real subprocess."""
 from __future__ import annotations
-
-import os
-import subprocess
-import sys
-from dataclasses import dataclass
-from typing import Sequence
 
 import pytest
 from click.testing import CliRunner
 
 from gradlint.cli import main
-
-# A file with one GL402 finding and its safe fix, used as "the other file" that a run
-# must still check next to the bad input.
-GUARDED = b"import torch\n\n\ndef evaluate(model, x):\n    with torch.no_grad:\n        return model(x)\n"
-GUARDED_FIXED = GUARDED.replace(b"torch.no_grad:", b"torch.no_grad():")
-
-
-@dataclass
-class Run:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    def assert_no_traceback(self) -> None:
-        for stream in (self.stdout, self.stderr):
-            assert "Traceback" not in stream, stream
-            assert "internal error" not in stream, stream
+from reliability_support import Run, gradlint_process
 
 
 @pytest.fixture
@@ -40,12 +18,6 @@ def cli(monkeypatch):
         return Run(result.exit_code, result.stdout, result.stderr)
 
     return run
-
-
-def gradlint_process(cwd, args: Sequence[str], **kwargs) -> subprocess.Popen:
-    env = dict(os.environ, NO_COLOR="1")
-    return subprocess.Popen([sys.executable, "-m", "gradlint", *args], cwd=str(cwd), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 
 @pytest.fixture

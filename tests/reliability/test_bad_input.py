@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from conftest import GUARDED
+from reliability_support import GUARDED
 
 GOOD_FINDING = "good.py:5:10: GL402"
 
