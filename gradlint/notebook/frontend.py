@@ -8,9 +8,11 @@ the fixes did to line counts.
 """
 from __future__ import annotations
 
+import ast
 import bisect
 import codecs
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -184,9 +186,16 @@ class NotebookLanguage(PythonLanguage):
             raise self._cell_syntax_error(path, text, error) from None
 
     def parse_focused(self, path: str, text: str, patterns):
-        """The whole program: a focused parse would leave a syntax error in a cell it
-        skips unreported, and that cell would fail when the notebook runs."""
-        return self.parse(path, text)
+        """Focused as a .py file is, once CPython's parser (far faster than libcst) has
+        found the whole program sound: a syntax error in a cell the focus leaves out
+        must still be reported, since that cell fails when the notebook runs."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escapes and the like: not ours to say
+                ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return self.parse(path, text)  # libcst reports it, in its cell
+        return super().parse_focused(path, text, patterns)
 
     def _cell_syntax_error(self, path: str, text: str, error: FrontEndSyntaxError) -> FrontEndSyntaxError:
         """IPython compiles each cell on its own, so the error to report is the first
