@@ -1,6 +1,6 @@
 """One oracle run over every fixture: gradlint fixes each one, the originals and the fixed
-programs run in subprocesses (two at a time, one per core) while the C++ extension builds,
-and each fixture gets a `Verdict`.
+programs run as forked children of fork servers (two at a time, one per core) while the C++
+extension builds, and each fixture gets a `Verdict`.
 """
 from __future__ import annotations
 
@@ -167,13 +167,15 @@ class OracleSession:
 
     # -- running ----------------------------------------------------------------------------
 
-    def _subprocess(self, arguments: List[str], cwd: str, report: str) -> RunReport:
+    def _run(self, case: Case, label: str, mode: str, arguments: List[str], cwd: str) -> RunReport:
+        """Run one program (`label`: before or after the fix) on this thread's fork server."""
         server = getattr(self._servers, "server", None)
         if server is None or server.process.poll() is not None:
             server = self._servers.server = ForkServer()
             with self._lock:
                 self._all_servers.append(server)
-        return server.run(arguments, cwd, report, self.timeout)
+        report = os.path.join(self._case_dir(case), f"{label}.json")
+        return server.run([mode, report, *arguments], cwd, report, self.timeout)
 
     def _case_dir(self, case: Case) -> str:
         path = os.path.join(self.work_dir, _sanitized(case.fixture.id))
@@ -182,8 +184,7 @@ class OracleSession:
 
     def _run_python(self, case: Case) -> Outcome:
         folder = self._case_dir(case)
-        before = self._subprocess(["script", os.path.join(folder, "before.json"), case.fixture.path],
-                                  folder, os.path.join(folder, "before.json"))
+        before = self._run(case, "before", "script", [case.fixture.path], folder)
         after = None
         if case.fixed_text is not None:
             fixed_dir = os.path.join(folder, "fixed")
@@ -191,8 +192,7 @@ class OracleSession:
             fixed_path = os.path.join(fixed_dir, os.path.basename(case.fixture.path))
             with open(fixed_path, "w", encoding="utf-8") as handle:
                 handle.write(case.fixed_text)
-            after = self._subprocess(["script", os.path.join(folder, "after.json"), fixed_path],
-                                     fixed_dir, os.path.join(folder, "after.json"))
+            after = self._run(case, "after", "script", [fixed_path], fixed_dir)
         return self._finish(Outcome(case, judge(case.claim, before, after), before, after))
 
     def _build_and_run_cpp(self, cases: List[Case]) -> None:
@@ -230,13 +230,10 @@ class OracleSession:
                 "the oracle extension did not build:\n" + build.log[-4000:]])
             return self._finish(Outcome(case, verdict))
         folder = self._case_dir(case)
-
-        def run(entry: str, label: str) -> RunReport:
-            report = os.path.join(folder, f"{label}.json")
-            return self._subprocess(["extension", report, build.library, entry], folder, report)
-
-        before = run(original, "before")
-        after = run(fixed, "after") if fixed is not None else None
+        before = self._run(case, "before", "extension", [build.library, original], folder)
+        after = None
+        if fixed is not None:
+            after = self._run(case, "after", "extension", [build.library, fixed], folder)
         return self._finish(Outcome(case, judge(case.claim, before, after), before, after))
 
     def _judge_unrun(self, case: Case) -> Outcome:
