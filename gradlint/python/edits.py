@@ -16,7 +16,7 @@ def _has_multiline_string(file, statements: Sequence[cst.CSTNode]) -> bool:
         node = stack.pop()
         if isinstance(node, (cst.SimpleString, cst.FormattedString)) and "\n" in file.code_for(node):
             return True
-        stack.extend(node.children)
+        stack.extend(file.children(node))
     return False
 
 

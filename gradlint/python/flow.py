@@ -237,7 +237,7 @@ class _Scope:
         self.summary = Summary()
         self.in_inference = False
         self.region: Optional[GuardRegion] = None  # the outermost inference region open
-        self.trains = trains(function if function is not None else flow.file.module, self.file)
+        self.trains = (function if function is not None else flow.file.module) in self.file.training_scopes
 
     # -- statements ---------------------------------------------------------------------
 
@@ -618,7 +618,7 @@ class _Scope:
                 self._call_operation(node, state)
             elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Multiply, cst.MatrixMultiply)):
                 self._saving_operands(node, [node.left, node.right], state)
-            stack.extend(reversed(node.children))
+            stack.extend(reversed(self.file.children(node)))
 
     def _call_operation(self, call: cst.Call, state: State) -> None:
         func = call.func
@@ -814,21 +814,30 @@ def _is_literal(node: cst.BaseExpression) -> bool:
 
 
 def trains(scope: cst.CSTNode, file) -> bool:
-    """Whether a function (or the module) runs backward or an optimizer step."""
-    stack = [scope.body] if isinstance(scope, cst.FunctionDef) else [scope]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            method = node.func.attr.value
-            if method == "backward":
-                return True
-            if method == "step" and OPTIMIZER_HINT in (dotted(node.func.value) or "").lower():
-                return True
-        if isinstance(node, cst.Call):
-            qualified = file.qualified_name(node.func)
-            if qualified in ("torch.autograd.backward", "torch.autograd.grad"):
-                return True
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
+    """Whether a function (or the module's top level) runs backward or an optimizer step."""
+    return scope in file.training_scopes
+
+
+def training_scopes(file) -> frozenset:
+    found = set()
+    for call in file.nodes(cst.Call):
+        if not _is_training_call(call, file):
             continue
-        stack.extend(node.children)
-    return False
+        scope = file.parent(call)
+        while scope is not None and not isinstance(scope, cst.FunctionDef):
+            scope = file.parent(scope)
+        found.add(scope if scope is not None else file.module)
+    return frozenset(found)
+
+
+def _is_training_call(call: cst.Call, file) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        method = func.attr.value
+        if method == "backward":
+            return True
+        if method == "step" and OPTIMIZER_HINT in (dotted(func.value) or "").lower():
+            return True
+        if method not in ("backward", "grad"):
+            return False
+    return file.qualified_name(func) in ("torch.autograd.backward", "torch.autograd.grad")

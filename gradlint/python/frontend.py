@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Dict, List, Optional, Tuple, Type, TypeVar
+from typing import Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from gradlint.diagnostics import LineIndex
 from gradlint.frontend import FrontEndSyntaxError, Language
@@ -48,6 +48,19 @@ class PythonFile:
 
         return InferenceFlow(self)
 
+    def children(self, node):
+        """The node's children in source order (from the shared walk: `node.children` is costly)."""
+        found = self._walk[3].get(node)
+        return node.children if found is None else found
+
+    @cached_property
+    def training_scopes(self):
+        """The functions (and the module, for top-level code) that run backward or an
+        optimizer step."""
+        from gradlint.python.flow import training_scopes
+
+        return training_scopes(self)
+
     def parent(self, node):
         """The node's parent, None for the module."""
         return self._walk[1].get(node)
@@ -66,16 +79,18 @@ class PythonFile:
         by_type: Dict[type, list] = {}
         parents: Dict[object, object] = {}
         order: Dict[object, int] = {}
+        children_of: Dict[object, Sequence[object]] = {}
         stack = [self.module]
         while stack:
             node = stack.pop()
             order[node] = len(order)
             by_type.setdefault(type(node), []).append(node)
-            children = node.children
+            children = node.children  # libcst computes this with a visitor: keep it
+            children_of[node] = children
             for child in children:
                 parents[child] = node
             stack.extend(reversed(children))
-        return by_type, parents, order
+        return by_type, parents, order, children_of
 
     @property
     def _nodes_by_type(self) -> Dict[type, list]:

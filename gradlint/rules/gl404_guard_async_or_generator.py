@@ -78,7 +78,7 @@ class GuardAsyncOrGenerator(Rule):
             if _is_context_manager(function):
                 continue  # `@contextmanager`: leaking the mode into the caller's block is the point
             item = next(item for item in statement.items if item.item is guard.node)
-            yielding = _first_yield(statement.body)
+            yielding = _first_yield(file, statement.body)
             if yielding is None:
                 continue
             start, end = file.span(item.item)
@@ -100,7 +100,7 @@ def _is_context_manager(function) -> bool:
     return False
 
 
-def _first_yield(body):
+def _first_yield(file, body):
     stack = [body]
     while stack:
         node = stack.pop()
@@ -108,7 +108,7 @@ def _first_yield(body):
             return node
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             continue
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(file.children(node)))
     return None
 
 

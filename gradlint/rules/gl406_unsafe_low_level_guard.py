@@ -57,7 +57,7 @@ class UnsafeLowLevelGuard(Rule):
                 if low_level is None:
                     continue
                 guarded = {arg.value.value for arg in item.item.args if isinstance(arg.value, cst.Name)}
-                update = _first_in_place_update(statement.body, guarded)
+                update = _first_in_place_update(file, statement.body, guarded)
                 if update is None:
                     continue
                 start, end = file.span(item.item)
@@ -87,7 +87,7 @@ def _short(file, node):
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _first_in_place_update(body, guarded):
+def _first_in_place_update(file, body, guarded):
     """The first in-place update in `body`: an in-place method, `out=`, or `x += ...` /
     `x[...] = ...` on a tensor the guard names (elsewhere `+=` may be on a list or an int)."""
     stack = [body]
@@ -106,5 +106,5 @@ def _first_in_place_update(body, guarded):
                 return node
             if any(arg.keyword is not None and arg.keyword.value == "out" for arg in node.args):
                 return node
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(file.children(node)))
     return None

@@ -39,7 +39,7 @@ def check(file):
             continue
         name = assign.targets[0].target.value
         function = file.guards.function_of(assign)
-        if function is None or _is_read(function, name, assign.targets[0].target):
+        if function is None or _is_read(file, function, name, assign.targets[0].target):
             continue
         start, end = file.span(assign)
         yield Diagnostic(
@@ -49,13 +49,13 @@ def check(file):
         )
 
 
-def _is_read(function, name, target) -> bool:
+def _is_read(file, function, name, target) -> bool:
     stack = [function.body]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Name) and node.value == name and node is not target:
             return True
-        stack.extend(node.children)
+        stack.extend(file.children(node))
     return False
 
 

@@ -40,7 +40,7 @@ def _bindings(file, scope):
             key = dotted(node.asname.name)
             if kind and key:
                 kinds[key] = kind
-        stack.extend(node.children)
+        stack.extend(file.children(node))
     return kinds
 
 
@@ -65,7 +65,7 @@ def check(file):
             node = stack.pop()
             if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 continue
-            stack.extend(node.children)
+            stack.extend(file.children(node))
             if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
                 continue
             method = node.func.attr.value

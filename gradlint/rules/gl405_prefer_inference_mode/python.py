@@ -25,7 +25,7 @@ def check(file):
             continue
         if trains(function, file) or "requires_grad" in file.code_for(function):
             continue
-        bound = _bound_names(statement.body)
+        bound = _bound_names(file, statement.body)
         if bound is None or _escapes(file, function, statement, bound):
             continue
         start, end = file.span(guard.node)
@@ -46,7 +46,7 @@ def _fix(file, call):
     return Fix((Edit(start, end, "inference_mode"),), Safety.UNSAFE, "Use `inference_mode()`")
 
 
-def _bound_names(body):
+def _bound_names(file, body):
     """Names the block binds, or None when it updates anything in place, assigns to an
     attribute or item, returns or yields (its values leave the block)."""
     names = set()
@@ -78,7 +78,7 @@ def _bound_names(body):
                 names.add(element.value)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return None
-        stack.extend(node.children)
+        stack.extend(file.children(node))
     return names
 
 
@@ -102,7 +102,7 @@ def _escapes(file, function, statement, names) -> bool:
     if not names:
         return False
     after = False
-    for node in _walk(function.body, statement):
+    for node in _walk(file, function.body, statement):
         if node is statement:
             after = True
         elif after and isinstance(node, cst.Name) and node.value in names and not _read_out(file, node):
@@ -127,11 +127,11 @@ def _read_out(file, name) -> bool:
     return False
 
 
-def _walk(root, block):
+def _walk(file, root, block):
     """Pre-order, not entering `block` itself."""
     stack = [root]
     while stack:
         node = stack.pop()
         yield node
         if node is not block:
-            stack.extend(reversed(node.children))
+            stack.extend(reversed(file.children(node)))
