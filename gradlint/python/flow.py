@@ -20,6 +20,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from gradlint.python.guards import GuardRegion, classify_guard
+from gradlint.python.names import dotted
 
 # Methods that return their receiver or a view of it: the result aliases an inference
 # tensor (§1: views of inference tensors are inference tensors; a no-op conversion
@@ -77,16 +78,6 @@ OPTIMIZER_HINT = "optim"
 
 def is_in_place_method(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_") and name not in NOT_IN_PLACE
-
-
-def dotted(node: cst.BaseExpression) -> Optional[str]:
-    """`self.buf` for an attribute chain on a name, None otherwise."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted(node.value)
-        return None if base is None else base + "." + node.attr.value
-    return None
 
 
 @dataclass(frozen=True)

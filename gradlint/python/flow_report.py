@@ -5,7 +5,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from gradlint.diagnostics import Edit, Fix, Safety
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
 from gradlint.python.flow import FlowEvent, Taint
 
 MAX_SNIPPET = 48
@@ -104,3 +104,16 @@ def _directly_in(file, binding: cst.CSTNode, body: cst.CSTNode) -> bool:
         return False
     return not any(isinstance(node, (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.With, cst.Match))
                    for node in parents[:-1])
+
+
+def flow_diagnostics(file, kind: str, consequence):
+    """One diagnostic per flow event of `kind`: what the value is and where it was made,
+    then `consequence(event)` (the operation and the runtime error), with the clone fix."""
+    for event in file.inference_flow.events_of(kind):
+        start, end = file.span(event.node)
+        yield Diagnostic(
+            start, end,
+            f"`{snippet(file, event.subject)}` {is_what(event.taint)} ({origin_of(file, event.taint)})"
+            f"{passed_through(file, event)}; {consequence(event)}",
+            clone_fix(file, event.taint, event.node),
+        )

@@ -10,11 +10,12 @@ from typing import Dict, Iterable, Iterator, Optional
 import libcst as cst
 
 
-def _dotted(node: cst.BaseExpression) -> Optional[str]:
+def dotted(node: cst.BaseExpression) -> Optional[str]:
+    """`a.b.c` for an attribute chain on a name, None for anything else."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
+        base = dotted(node.value)
         return None if base is None else base + "." + node.attr.value
     return None
 
@@ -39,7 +40,7 @@ class ImportTable:
         for statement in statements:
             if isinstance(statement, cst.Import):
                 for alias in statement.names:
-                    full = _dotted(alias.name)
+                    full = dotted(alias.name)
                     if full is None:
                         continue
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -48,11 +49,11 @@ class ImportTable:
                         root = full.split(".")[0]
                         bindings[root] = root
             elif isinstance(statement, cst.ImportFrom) and not statement.relative:
-                source = _dotted(statement.module) if statement.module else None
+                source = dotted(statement.module) if statement.module else None
                 if source is None or isinstance(statement.names, cst.ImportStar):
                     continue
                 for alias in statement.names:
-                    imported = _dotted(alias.name)
+                    imported = dotted(alias.name)
                     if imported is None:
                         continue
                     local = imported
@@ -63,10 +64,10 @@ class ImportTable:
 
     def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
         """`T.no_grad` -> `torch.no_grad` when `import torch as T`; None when unknown."""
-        dotted = _dotted(node)
-        if dotted is None:
+        written = dotted(node)
+        if written is None:
             return None
-        head, _, rest = dotted.partition(".")
+        head, _, rest = written.partition(".")
         target = self.bindings.get(head)
         if target is None:
             return None
