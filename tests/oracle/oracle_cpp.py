@@ -9,8 +9,10 @@ about 45-50 s on 2 cores, warm (same source, build folder kept) about 0 s.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -121,17 +123,25 @@ def _write_if_changed(path: str, text: str) -> None:
         handle.write(text)
 
 
-def build(programs: Sequence[Program], build_dir: str, timeout: float = 1800) -> BuildResult:
+def build(programs: Sequence[Program], build_root: str, timeout: float = 1800) -> BuildResult:
     """Build the one extension. A program that does not compile is reported and left out,
-    and the rest is built again (at most twice), so one bad fixture does not sink all."""
-    os.makedirs(build_dir, exist_ok=True)
-    source = os.path.join(build_dir, EXTENSION_NAME + ".cpp")
+    and the rest is built again (at most twice), so one bad fixture does not sink all.
+
+    Each source gets a folder named by its hash under `build_root`: with one translation
+    unit any change is a full rebuild anyway, and two runs over different fixtures (two
+    developers, one tree) then never replace the library the other is loading."""
     remaining = list(programs)
     failed: Dict[str, List[str]] = {}
     started = time.monotonic()
     log = ""
     for attempt in range(1, 4):
-        _write_if_changed(source, translation_unit(remaining))
+        text = translation_unit(remaining)
+        build_dir = os.path.join(build_root, hashlib.sha256(text.encode("utf-8")).hexdigest()[:16])
+        os.makedirs(build_dir, exist_ok=True)
+        source = os.path.join(build_dir, EXTENSION_NAME + ".cpp")
+        _write_if_changed(source, text)
+        os.utime(build_dir)  # used now: the newest, whatever its age
+        _prune(build_root, keep=build_dir)
         process = subprocess.run(
             [sys.executable, BOOTSTRAP, "build", source, build_dir, EXTENSION_NAME],
             capture_output=True, text=True, timeout=timeout,
@@ -150,6 +160,16 @@ def build(programs: Sequence[Program], build_dir: str, timeout: float = 1800) ->
         if not any(program.runnable for program in remaining):
             break
     return BuildResult(None, failed, time.monotonic() - started, attempt, log)
+
+
+def _prune(build_root: str, keep: str, kept: int = 3) -> None:
+    """Remove all but the newest few builds (about 13 MB each)."""
+    folders = [os.path.join(build_root, name) for name in os.listdir(build_root)
+               if re.fullmatch(r"[0-9a-f]{16}", name)]
+    folders.sort(key=os.path.getmtime, reverse=True)
+    for folder in folders[kept:]:
+        if folder != keep:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def write_source(path: str, text: str) -> str:

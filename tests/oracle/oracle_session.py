@@ -67,6 +67,9 @@ def prepare(fixture: Fixture) -> Case:
         case.problems.append(f"gradlint fix failed: {type(error).__name__}: {error}")
         return case
     case = Case(fixture, claim, fixed if fixed != fixture.text else None)
+    if case.fixed_text is None and fixture.golden is not None:
+        # Else the fixed program would silently go unrun.
+        claim.errors.append("gradlint fix changes nothing, but a golden fixed file exists")
     if claim.skip_reason is not None and not claim.errors:
         case.skip_reason = f"oracle: skip {claim.skip_reason}"
         return case

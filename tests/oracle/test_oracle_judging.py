@@ -266,3 +266,10 @@ def test_a_positive_needs_a_directive_and_a_cpp_fixture_an_oracle_run(tmp_path):
     assert cpp.problems == ["original: defines no `void oracle_run()` to run"]
     header = _prepared(tmp_path, "guard.h", "// oracle: clean\n")
     assert "cannot run" in header.problems[0]
+
+
+def test_a_golden_file_that_gradlint_does_not_produce_is_reported(tmp_path):
+    (tmp_path / "clean.fixed.py").write_text("# oracle: clean\nimport torch\n")
+    case = _prepared(tmp_path, "clean.py", "# oracle: clean\nimport torch\n")
+    assert case.fixed_text is None
+    assert any("golden fixed file exists" in error for error in case.claim.errors)
