@@ -21,7 +21,7 @@ _STATUS = {"state": None, "session": None}
 
 
 def oracle_required() -> bool:
-    return (os.environ.get("CI", "").lower() == "true"
+    return (os.environ.get("CI", "").lower() in ("true", "1")
             or os.environ.get("GRADLINT_ORACLE_REQUIRED") == "1")
 
 
@@ -71,10 +71,12 @@ def _oracle_required_but_missing():
 @pytest.fixture(scope="session")
 def oracle_session(request):
     from fixture_harness import all_fixtures
-    from oracle_session import OracleSession, self_test_cases
+    from oracle_session import DEFAULT_TIMEOUT, OracleSession, self_test_cases
 
+    timeout = float(os.environ.get("GRADLINT_ORACLE_TIMEOUT", DEFAULT_TIMEOUT))
     with tempfile.TemporaryDirectory(prefix="gradlint-oracle-") as work_dir:
-        session = OracleSession(all_fixtures(), work_dir, extra_cases=self_test_cases(SELF_TESTS))
+        session = OracleSession(all_fixtures(), work_dir, timeout=timeout,
+                                extra_cases=self_test_cases(SELF_TESTS))
         session.start()
         _STATUS["session"] = session
         yield session
