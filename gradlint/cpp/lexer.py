@@ -17,18 +17,15 @@ from typing import List, Tuple
 # One character class (a fast scan in `re`): `/` that starts no comment is skipped.
 _INTERESTING = re.compile(r"""[/"'#]""")
 _NOT_NEWLINE = re.compile(r"[^\r\n]+")
-# A line comment ends at a line break that no backslash continues.
-_LINE_COMMENT_END = re.compile(r"[^\\\r\n]*(?:\\(?:\r\n|[\s\S])[^\\\r\n]*)*")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_COMMENT_OPENER = re.compile(r"/[/*]")
 # The body of a quoted literal after its opening quote: escapes, continued lines, anything
 # but the closing quote and an unescaped line break.
 _STRING_BODY = re.compile(r'[^"\\\r\n]*(?:\\(?:\r\n|[\s\S])[^"\\\r\n]*)*')
 _CHAR_BODY = re.compile(r"[^'\\\r\n]*(?:\\(?:\r\n|[\s\S])[^'\\\r\n]*)*")
 # Encoding prefixes and the raw-string marker right before a quote.
-_PREFIX = re.compile(r"(?:u8|u|U|L)?R?$")
+_PREFIX = re.compile(r"(?:u8|u|U|L)?R?\Z")
 _RAW_DELIMITER = re.compile(r'[^()\\\s"]{0,16}\(')
-# A preprocessor directive runs to a line break that no backslash continues; a block
-# comment inside it may run on over several lines.
-_DIRECTIVE_PIECE = re.compile(r"[^\\\r\n/]*(?:(?:\\(?:\r\n|[\s\S])|/(?![*/]))[^\\\r\n/]*)*")
 _DIRECTIVE_NAME = re.compile(r"#[ \t]*([A-Za-z_]\w*)")
 _WORD_CHAR = re.compile(r"[0-9A-Za-z_.]")
 _WORD_BACK = re.compile(r"[0-9A-Za-z_.']*$")
@@ -105,7 +102,7 @@ def lex(text: str) -> Lexed:
         elif opener == '"' and start > 0 and text[start - 1] == "@":
             opener = '@"'  # an Objective-C string literal
         if opener == "//":
-            end = _LINE_COMMENT_END.match(text, start).end()
+            end = _logical_line_end(text, start)
             blank_span(start, end)
             position = end
         elif opener == "/*":
@@ -133,7 +130,7 @@ def lex(text: str) -> Lexed:
                 continue
             prefix = _PREFIX.search(text, max(0, quote - 3), quote)
             literal_start = quote
-            if prefix and prefix.group(0) and (prefix.start() == 0
+            if prefix and prefix.group(0) and prefix.start() >= last and (prefix.start() == 0
                                                or not _WORD_CHAR.match(text[prefix.start() - 1])):
                 literal_start = prefix.start()
             elif opener.startswith("@"):
@@ -156,21 +153,35 @@ def lex(text: str) -> Lexed:
     return lexed
 
 
-def _directive_end(text: str, start: int, lexed: Lexed) -> int:
-    position = start
-    length = len(text)
+def _logical_line_end(text: str, position: int) -> int:
+    """The end of the line at `position`, following backslash-newline continuations
+    (translation phase 2, which comes before comments and directives)."""
     while True:
-        position = _DIRECTIVE_PIECE.match(text, position).end()
-        if position >= length or text[position] in "\r\n":
-            return position
-        if text.startswith("//", position):
-            return _LINE_COMMENT_END.match(text, position).end()
-        # A block comment: it may span lines, and the directive goes on after it.
-        close = text.find("*/", position + 2)
+        newline = _NEWLINE.search(text, position)
+        if newline is None:
+            return len(text)
+        if newline.start() > 0 and text[newline.start() - 1] == "\\":
+            position = newline.end()
+            continue
+        return newline.start()
+
+
+def _directive_end(text: str, start: int, lexed: Lexed) -> int:
+    """A directive runs to the end of its logical line; a block comment opened in it
+    may carry it over later lines."""
+    position = start
+    end = _logical_line_end(text, start)
+    while True:
+        opener = _COMMENT_OPENER.search(text, position, end)
+        if opener is None or opener.group(0) == "//":
+            return end
+        close = text.find("*/", opener.end())
         if close < 0:
-            lexed.problems.append((position, "unterminated block comment"))
-            return length
+            lexed.problems.append((opener.start(), "unterminated block comment"))
+            return len(text)
         position = close + 2
+        if position > end:
+            end = _logical_line_end(text, position)
 
 
 def _raw_string_end(text: str, quote: int, lexed: Lexed, literal_start: int) -> int:
