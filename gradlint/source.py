@@ -247,7 +247,7 @@ def python_unparseable(text: str) -> Optional[Tuple[str, int]]:
         if full == "too deep":
             message = "expressions nested too deep: Python itself cannot compile this file"
         else:
-            message = (f"expressions nested more than {MAX_PYTHON_NESTING} levels deep, "
+            message = (f"expressions nested about {MAX_PYTHON_NESTING} levels deep or more, "
                        f"more than gradlint parses safely")
         return message, _longest_line_start(text)
     if isinstance(verdict, tuple):

@@ -6,8 +6,8 @@ class SyntaxErrorRule(Rule):
     ## What it does
     Reports a Python file that libcst cannot parse (or cannot decode), at the place
     the parser stopped: at the first byte that is not valid in the file's encoding, at
-    a NUL byte, or where the nesting runs too deep. Expressions nested more than 200
-    levels deep are refused before parsing, since the parser would crash or take
+    a NUL byte, or where the nesting runs too deep. Expressions nested about 200
+    levels deep or more are refused before parsing, since the parser would crash or take
     minutes on them; CPython itself refuses 200 nested brackets. Binary files (NUL
     bytes that do not decode) and files over 4 MB are skipped with a warning instead.
 

@@ -218,11 +218,12 @@ def test_a_fix_whose_result_does_not_parse_is_never_written(tmp_path, cli, monke
     b"\xef\xbb\xbfimport torch\nname = '\xc3\xa9\xe2\x82\xac'\nwith torch.no_grad:\n    pass\n",
     b"import torch\r\n\r\nwith torch.no_grad:\r\n    pass\r\n",
     b"import torch\n\r\nx = 1\r\nwith torch.no_grad:\n    pass\r\n",
+    b"import torch\rx = 1\r\rwith torch.no_grad:\r    pass\r",
     b"import torch   \n\t\nx = 1 \t \nwith torch.no_grad:  \n    pass    \n",
     b"import torch\nwith torch.no_grad: pass",
     b"import torch\n\x0c\nwith torch.no_grad:\n    pass\n\n\n\n",
     b"\xef\xbb\xbf# coding: utf-8\r\nimport torch\r\nwith torch.no_grad:\r\n  pass",
-], ids=["latin-1-cookie", "bom", "crlf", "mixed-endings", "trailing-blanks", "no-final-newline",
+], ids=["latin-1-cookie", "bom", "crlf", "mixed-endings", "lone-cr", "trailing-blanks", "no-final-newline",
         "form-feed-and-blank-tail", "bom-cookie-crlf-no-newline"])
 def test_bytes_outside_the_edit_survive_a_real_fix(tmp_path, subprocess_cli, raw):
     path = tmp_path / "m.py"
