@@ -274,15 +274,19 @@ def row(label: str, files: int, result: Measurement, reference: Optional[float] 
 
 
 def torch_section(args, bin_dir: str, work: str) -> None:
-    import torch
+    # Not `import torch`: the tools are forked from this process, and the kernel counts
+    # the forked copy's memory as theirs until they exec.
+    import importlib.metadata
+    import importlib.util
 
     from gradlint.frontend import supported_extensions
 
-    package = os.path.dirname(torch.__file__)
+    package = importlib.util.find_spec("torch").submodule_search_locations[0]
+    version = importlib.metadata.version("torch")
     every = files_under(package, supported_extensions())
     python_files = [path for path in every if path.endswith(PYTHON_SUFFIXES)]
     warm_page_cache(every)
-    print(f"\ntorch {torch.__version__} package: {package}")
+    print(f"\ntorch {version} package: {package}")
     print(f"  {len(python_files)} Python files, {len(every) - len(python_files)} C++ files")
     ruff = measure(ruff_command(bin_dir, python_files), args.repeat)
     cold, warm = bench_gradlint([package], args.repeat, args.jobs, work)

@@ -118,10 +118,18 @@ def _use_color(choice: str) -> bool:
     return sys.stdout.isatty()
 
 
-def _display_path(path: str) -> str:
-    """Paths under the working directory are shown relative to it."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
+def _display_paths(paths: Sequence[str]) -> List[str]:
+    """Paths under the working directory are shown relative to it (worked out per folder)."""
+    shown_folders: dict = {}
+    shown = []
+    for path in paths:
+        folder, name = os.path.split(path)
+        if folder not in shown_folders:
+            relative = os.path.relpath(folder or ".")
+            shown_folders[folder] = None if relative.startswith("..") else relative
+        relative = shown_folders[folder]
+        shown.append(path if relative is None else name if relative == "." else os.path.join(relative, name))
+    return shown
 
 
 def _files(paths: Sequence[str], settings: Settings, force_exclude: bool) -> Tuple[Sequence[str], list]:
@@ -129,7 +137,7 @@ def _files(paths: Sequence[str], settings: Settings, force_exclude: bool) -> Tup
         found = discover(paths or ["."], settings, force_exclude)
     except DiscoveryError as error:
         raise GradlintError(str(error)) from None
-    files = [_display_path(path) for path in found.files]
+    files = _display_paths(found.files)
     context = click.get_current_context(silent=True)
     quiet = bool(context and context.params.get("quiet"))
     verb = "Fixing" if context and context.info_name == "fix" else "Checking"

@@ -32,6 +32,7 @@ class _GitIgnore:
     def __init__(self) -> None:
         self._specs: Dict[str, Optional[object]] = {}
         self._chains: Dict[str, List[str]] = {}
+        self._specs_cache: Dict[str, list] = {}
 
     def _spec(self, folder: str):
         if folder not in self._specs:
@@ -60,15 +61,23 @@ class _GitIgnore:
             self._chains[folder] = chain
         return chain
 
+    def _specs_above(self, folder: str) -> list:
+        """(folder, spec) for each .gitignore from the repository root down, once per folder."""
+        specs = self._specs_cache.get(folder)
+        if specs is None:
+            absolute = os.path.abspath(folder)
+            specs = [(outer, self._spec(outer)) for outer in self._chain(absolute)]
+            specs = self._specs_cache[folder] = [(outer, spec) for outer, spec in specs if spec is not None]
+        return specs
+
     def ignored(self, path: str, is_dir: bool) -> bool:
+        specs = self._specs_above(os.path.dirname(path))
+        if not specs:  # most trees: no .gitignore anywhere above
+            return False
         path = os.path.abspath(path)
-        folder = os.path.dirname(path)
         ignored = False
         # Outer .gitignore files first; a nearer one may re-include (!pattern).
-        for folder in self._chain(folder):
-            spec = self._spec(folder)
-            if spec is None:
-                continue
+        for folder, spec in specs:
             relative = os.path.relpath(path, folder).replace(os.sep, "/") + ("/" if is_dir else "")
             result = spec.check_file(relative)
             if result.include is not None:

@@ -152,8 +152,8 @@ class ResultCache:
             return {}
         return entries if isinstance(entries, dict) else {}
 
-    def store(self, path: str, digest: bytes, encoded_findings: tuple) -> None:
-        self.updates[os.path.abspath(path)] = (digest, encoded_findings)
+    def store(self, key: str, digest: bytes, encoded_findings: tuple) -> None:
+        self.updates[key] = (digest, encoded_findings)
 
     def save(self) -> Optional[str]:
         """Merge this run's entries into the index on disk; an error message if it cannot."""
@@ -195,10 +195,19 @@ class _Job:
     write: bool
     cache_entries: Optional[Dict[str, Tuple[bytes, tuple]]]
     linter: Optional[Linter] = field(default=None, repr=False)
+    absolute_folders: Dict[str, str] = field(default_factory=dict, repr=False)
+
+    def key(self, path: str) -> str:
+        """The cache key of a path: absolute (abspath per folder, not per file)."""
+        folder, name = os.path.split(path)
+        absolute = self.absolute_folders.get(folder)
+        if absolute is None:
+            absolute = self.absolute_folders[folder] = os.path.abspath(folder or ".")
+        return os.path.join(absolute, name)
 
     def cached(self, path: str) -> Optional[FileReport]:
         """The report the cache holds for the file as it is now; None: lint it."""
-        entry = self.cache_entries.get(os.path.abspath(path)) if self.cache_entries is not None else None
+        entry = self.cache_entries.get(self.key(path)) if self.cache_entries is not None else None
         if entry is None:
             return None
         try:
@@ -286,7 +295,7 @@ def run_files(files: Sequence[str], settings: Settings, mode: str = "check", wri
         if misses[index]:
             report, entry = next(linted)
             if entry is not None:
-                cache.store(path, *entry)
+                cache.store(job.key(path), *entry)
         else:
             report = found.pop(index, None)
         if report is not None and _worth_keeping(report):
