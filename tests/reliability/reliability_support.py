@@ -29,3 +29,29 @@ def gradlint_process(cwd, args: Sequence[str], **kwargs) -> subprocess.Popen:
     env = dict(os.environ, NO_COLOR="1")
     return subprocess.Popen([sys.executable, "-m", "gradlint", *args], cwd=str(cwd), env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+# Docs for test-only rules: the Rule contract wants every section.
+TEST_RULE_DOCS = """
+## What it does
+A test double injected into a run.
+## Why is this bad?
+It is not.
+## Example
+Any file.
+## Use instead
+Nothing.
+## Fix safety
+Whatever the test needs.
+"""
+
+
+def install_rules(monkeypatch, *rules) -> None:
+    """Make `rules` known to a run, as if they were modules of gradlint.rules."""
+    import gradlint.engine
+    import gradlint.settings
+    from gradlint.rule import all_rules
+
+    known = dict(all_rules(), **{rule.code: rule for rule in rules})
+    monkeypatch.setattr(gradlint.engine, "all_rules", lambda: known)
+    monkeypatch.setattr(gradlint.settings, "all_rules", lambda: known)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from reliability_support import GUARDED, GUARDED_FIXED, gradlint_process
+from reliability_support import GUARDED, GUARDED_FIXED, TEST_RULE_DOCS, gradlint_process, install_rules
 from gradlint.python.frontend import PYTHON
 from gradlint.source import ConcurrentModification, write_atomic
 
@@ -164,27 +164,13 @@ def test_the_write_keeps_mode_and_writes_through_a_symbolic_link(tmp_path):
 
 def test_a_fix_whose_result_does_not_parse_is_never_written(tmp_path, cli, monkeypatch):
     from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
-    from gradlint.rule import Rule, all_rules
-    import gradlint.engine
-    import gradlint.settings
+    from gradlint.rule import Rule
 
     class BreaksSyntax(Rule):
-        """
-        ## What it does
-        Offers a fix that opens a bracket it never closes (a test double).
-        ## Why is this bad?
-        It is not.
-        ## Example
-        Any.
-        ## Use instead
-        Nothing.
-        ## Fix safety
-        Claims to be safe, wrongly.
-        """
-
+        __doc__ = TEST_RULE_DOCS
         code = "GL982"
         name = "breaks-syntax"
-        summary = "a broken fix"
+        summary = "a fix that opens a bracket it never closes"
         fix_safety = Safety.SAFE
         prefilter = r"\bimport torch\b"
 
@@ -192,9 +178,7 @@ def test_a_fix_whose_result_does_not_parse_is_never_written(tmp_path, cli, monke
             start = file.text.index("import torch")
             yield Diagnostic(start, start + 6, "bad", Fix((Edit(start, start, "("),), Safety.SAFE, "open"))
 
-    rules = dict(all_rules(), GL982=BreaksSyntax)
-    monkeypatch.setattr(gradlint.engine, "all_rules", lambda: rules)
-    monkeypatch.setattr(gradlint.settings, "all_rules", lambda: rules)
+    install_rules(monkeypatch, BreaksSyntax)
     (tmp_path / "m.py").write_bytes(GUARDED)
 
     run = cli(tmp_path, "fix", "--no-cache", "--extend-select", "GL982", "m.py")

@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from reliability_support import GUARDED
+from reliability_support import GUARDED, TEST_RULE_DOCS, install_rules
 
 GOOD_FINDING = "good.py:5:10: GL402"
 
@@ -214,36 +214,18 @@ def test_named_paths_that_cannot_be_read_are_skipped_with_their_reason(tmp_path,
 
 
 def test_an_exception_in_one_rule_becomes_gl999_and_the_rest_goes_on(tmp_path, cli, monkeypatch):
-    from gradlint.diagnostics import Severity
-    from gradlint.rule import Rule, all_rules
-    import gradlint.engine
-    import gradlint.settings
+    from gradlint.rule import Rule
 
     class ExplodingRule(Rule):
-        """
-        ## What it does
-        Fails on every file (a test double).
-        ## Why is this bad?
-        It is not.
-        ## Example
-        Any.
-        ## Use instead
-        Nothing.
-        ## Fix safety
-        No fix.
-        """
-
+        __doc__ = TEST_RULE_DOCS
         code = "GL981"
         name = "exploding"
-        summary = "fails"
-        severity = Severity.ERROR
+        summary = "fails on every file"
 
         def check_python(self, file):
             raise ZeroDivisionError("the test rule divides by zero")
 
-    rules = dict(all_rules(), GL981=ExplodingRule)
-    monkeypatch.setattr(gradlint.engine, "all_rules", lambda: rules)
-    monkeypatch.setattr(gradlint.settings, "all_rules", lambda: rules)
+    install_rules(monkeypatch, ExplodingRule)
     (tmp_path / "good.py").write_bytes(GUARDED)
     (tmp_path / "other.py").write_bytes(GUARDED)
 
