@@ -85,11 +85,6 @@ class Claim:
         return bool(self.raises_type or self.before_prints or self.after_prints
                     or self.clean or self.skip_reason)
 
-    @property
-    def shows_failure(self) -> bool:
-        """The original must show the rule's claim: an exception or a wrong state."""
-        return bool(self.raises_type or self.before_prints)
-
     def matches_message(self, message: str) -> bool:
         if self.raises_message in MESSAGES:
             return message_pattern(self.raises_message).search(message) is not None
@@ -193,7 +188,6 @@ class Verdict:
     results_equal: Optional[bool] = None    # stdout agrees up to the original's failure
     compared_lines: int = 0
     problems: List[str] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
 
 
 def _shorten(text: str, limit: int = 300) -> str:

@@ -204,11 +204,11 @@ class OracleSession:
             for case in cases:
                 original, fixed = (oracle_cpp.entry_name(case.fixture.id, variant)
                                    for variant in ("original", "fixed"))
-                programs.append(oracle_cpp.Program(original, case.fixture.path, case.fixture.text, True))
+                programs.append(oracle_cpp.Program(original, case.fixture.path, case.fixture.text))
                 if case.fixed_text is not None:
                     fixed_path = oracle_cpp.write_source(
                         os.path.join(self.build_dir, "fixed", _sanitized(case.fixture.id)), case.fixed_text)
-                    programs.append(oracle_cpp.Program(fixed, fixed_path, case.fixed_text, True))
+                    programs.append(oracle_cpp.Program(fixed, fixed_path, case.fixed_text))
                 variants[case.fixture.id] = (original, fixed if case.fixed_text is not None else None)
             if programs:
                 self.build_result = oracle_cpp.build(programs, self.build_dir)

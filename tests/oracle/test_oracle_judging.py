@@ -69,7 +69,7 @@ def test_malformed_directives_are_errors(text, error):
 def test_prints_and_skip():
     claim = parse_claim("# oracle: before-prints im True\n# oracle: after-prints im False\n"
                         "print(1)  # not a directive: oracle\n")
-    assert (claim.before_prints, claim.after_prints, claim.shows_failure) == (["im True"], ["im False"], True)
+    assert (claim.before_prints, claim.after_prints, claim.errors) == (["im True"], ["im False"], [])
     assert parse_claim("// oracle: skip needs CUDA\n").skip_reason == "needs CUDA"
 
 
@@ -138,15 +138,16 @@ def test_a_clean_negative_that_raises_fails():
 
 def test_translation_unit_hoists_includes_and_keeps_line_numbers():
     first = oracle_cpp.Program("a__original", "/f/GL401/a.cpp",
-                               "#include <torch/extension.h>\n#include <thread>\nvoid oracle_run() {}\n", True)
-    second = oracle_cpp.Program("b__original", "/f/GL101/b.cpp", "#include <thread>\nint helper();\n", False)
+                               "#include <torch/extension.h>\n#include <thread>\nvoid oracle_run() {}\n")
+    second = oracle_cpp.Program("b__fixed", "/f/GL101/b.cpp", "#include <thread>\nvoid oracle_run() {}\n")
     unit = oracle_cpp.translation_unit([first, second])
     assert unit.count("#include <thread>") == 1
     assert unit.count("#include <torch/extension.h>") == 1
     body = unit.split('#line 1 "/f/GL401/a.cpp"\n')[1]
     assert body.splitlines()[2] == "void oracle_run() {}", "line 3 of the fixture stays line 3"
-    assert unit.count("m.def(") == 1 and "gil_scoped_release" in unit
-    assert "gradlint_oracle_0::oracle_run()" in unit and "gradlint_oracle_1::oracle_run" not in unit
+    assert unit.count("m.def(") == 2 and unit.count("gil_scoped_release") == 2
+    assert "a__original() { FlushOutput flush; gradlint_oracle_0::oracle_run(); }" in unit
+    assert "b__fixed() { FlushOutput flush; gradlint_oracle_1::oracle_run(); }" in unit
 
 
 def test_oracle_run_and_pybind_module_detection():
@@ -273,3 +274,12 @@ def test_a_golden_file_that_gradlint_does_not_produce_is_reported(tmp_path):
     case = _prepared(tmp_path, "clean.py", "# oracle: clean\nimport torch\n")
     assert case.fixed_text is None
     assert any("golden fixed file exists" in error for error in case.claim.errors)
+
+
+def test_a_missing_header_is_blamed_on_the_fixture_that_includes_it():
+    program = oracle_cpp.Program("a__original", "/f/GL405/bench.cpp",
+                                 "// a benchmark\n#include <benchmark/benchmark.h>\nvoid oracle_run() {}\n")
+    unit = oracle_cpp.translation_unit([program])
+    assert '#line 2 "/f/GL405/bench.cpp"\n#include <benchmark/benchmark.h>\n' in unit
+    log = "/f/GL405/bench.cpp:2:10: fatal error: benchmark/benchmark.h: No such file or directory\n"
+    assert list(oracle_cpp.blame(log, [program.path])) == [program.path]
