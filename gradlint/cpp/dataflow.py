@@ -199,3 +199,9 @@ def tainted_uses(file, pattern_for) -> Iterator[Tuple[Region, Step, str, "re.Mat
                     if match.start() not in seen:
                         seen.add(match.start())
                         yield region, step, name, match
+
+
+def holds_inference_tensor(file, region: Region, step: Step, name: str) -> str:
+    """How messages name a tainted variable and where its inference tensor came from."""
+    return (f"`{name}` holds an inference tensor (made on line {file.line_of(step.tainted[name])}, under "
+            f"the `c10::InferenceMode` of line {file.line_of(region.guard.type_start)})")

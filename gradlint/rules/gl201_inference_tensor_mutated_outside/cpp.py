@@ -6,7 +6,7 @@ import functools
 import re
 from typing import Iterator
 
-from gradlint.cpp.dataflow import VIEW_CHAIN, tainted_uses
+from gradlint.cpp.dataflow import VIEW_CHAIN, holds_inference_tensor, tainted_uses
 from gradlint.diagnostics import Diagnostic
 
 
@@ -23,13 +23,11 @@ def _mutation(name: str) -> "re.Pattern[str]":
 
 
 def check(file) -> Iterator[Diagnostic]:
-    for region, _, name, match in tainted_uses(file, _mutation):
-        origin = region.assigned.get(name, region.guard.type_start)
+    for region, step, name, match in tainted_uses(file, _mutation):
         what = f"`.{match.group('method')}(...)`" if match.group("method") else "this in-place update"
         yield Diagnostic(
             match.start(), match.end(),
-            f"`{name}` holds an inference tensor (assigned under `c10::InferenceMode` on line "
-            f"{file.line_of(region.guard.type_start)}, line {file.line_of(origin)}): {what} outside "
-            f"InferenceMode raises `Inplace update to inference tensor outside InferenceMode is not allowed` "
-            f"(torch-semantics §7a); assign `.clone()` of it inside the guard, or do the update inside",
+            f"{holds_inference_tensor(file, region, step, name)}: {what} outside InferenceMode raises "
+            f"`Inplace update to inference tensor outside InferenceMode is not allowed` (torch-semantics §7a); "
+            f"assign `.clone()` of it inside the guard, or do the update inside",
         )

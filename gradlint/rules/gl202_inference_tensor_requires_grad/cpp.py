@@ -6,7 +6,7 @@ import functools
 import re
 from typing import Iterator
 
-from gradlint.cpp.dataflow import VIEW_CHAIN, tainted_uses
+from gradlint.cpp.dataflow import VIEW_CHAIN, holds_inference_tensor, tainted_uses
 from gradlint.diagnostics import Diagnostic
 
 
@@ -19,11 +19,10 @@ def _requires_grad(name: str) -> "re.Pattern[str]":
 
 
 def check(file) -> Iterator[Diagnostic]:
-    for region, _, name, match in tainted_uses(file, _requires_grad):
+    for region, step, name, match in tainted_uses(file, _requires_grad):
         yield Diagnostic(
             match.start(), match.end(),
-            f"`{name}` holds an inference tensor (assigned under `c10::InferenceMode` on line "
-            f"{file.line_of(region.guard.type_start)}): making it require grad outside InferenceMode "
+            f"{holds_inference_tensor(file, region, step, name)}: making it require grad outside InferenceMode "
             f"raises `Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.` "
             f"(torch-semantics §7a); use `{name}.clone()` as the leaf",
         )

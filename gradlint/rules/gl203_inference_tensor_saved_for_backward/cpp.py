@@ -7,7 +7,7 @@ import re
 from typing import Iterator, Set
 
 from gradlint.cpp.dataflow import (
-    VIEW_CHAIN, inference_regions, module_names, requires_grad_names, steps_after,
+    VIEW_CHAIN, holds_inference_tensor, inference_regions, module_names, requires_grad_names, steps_after,
 )
 from gradlint.diagnostics import Diagnostic
 
@@ -28,8 +28,7 @@ def check(file) -> Iterator[Diagnostic]:
                     seen.add(use)
                     yield Diagnostic(
                         use, use + len(name),
-                        f"`{name}` holds an inference tensor (assigned under `c10::InferenceMode` on line "
-                        f"{file.line_of(region.guard.type_start)}): an op that saves it for backward "
+                        f"{holds_inference_tensor(file, region, step, name)}: an op that saves it for backward "
                         f"raises `Inference tensors cannot be saved for backward` (torch-semantics §7a, §8); "
                         f"use `{name}.clone()` here",
                     )
