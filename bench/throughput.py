@@ -6,10 +6,10 @@
 
 Peers are installed into a separate virtualenv on first use (ruff, TorchFix; Fixit with
 --fixit), never into gradlint's own environment. Every tool runs as a separate process
-with its output discarded; wall time is the median of --repeat runs (the OS page cache is
-warm for everyone: each tree is read once before timing). Peak memory is sampled over the
-whole process tree (a pool's workers included) every 20 ms, and the largest single
-process's peak is taken from the kernel's accounting.
+with its output discarded; wall and CPU time are medians of --repeat runs (the OS page
+cache is warm for everyone: each tree is read once before timing). Peak memory is the
+whole process tree's (a pool's workers included) proportional set size, sampled every
+20 ms; the largest single process's resident peak comes from the kernel's accounting.
 """
 from __future__ import annotations
 
@@ -53,13 +53,16 @@ def _children(pid: int) -> List[int]:
 
 
 def _rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as handle:
-            for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
+    """Proportional set size: a page shared by n processes (a forked pool) counts 1/n in
+    each, so the tree's sum is what it really occupies; resident size where PSS is missing."""
+    for source, field in ((f"/proc/{pid}/smaps_rollup", "Pss:"), (f"/proc/{pid}/status", "VmRSS:")):
+        try:
+            with open(source) as handle:
+                for line in handle:
+                    if line.startswith(field):
+                        return int(line.split()[1])
+        except OSError:
+            continue
     return 0
 
 

@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint import __version__
@@ -131,10 +131,19 @@ class ResultCache:
     def __init__(self, directory: str, settings: Settings) -> None:
         self.directory = directory
         self.path = os.path.join(directory, configuration_key(settings) + ".cache")
+        self.read_stamp: Optional[tuple] = None  # the index file as it was when read
         self.entries: Dict[str, Tuple[bytes, tuple]] = self._read()
         self.updates: Dict[str, Tuple[bytes, tuple]] = {}
 
+    def _stamp(self) -> Optional[tuple]:
+        try:
+            status = os.stat(self.path)
+        except OSError:
+            return None
+        return status.st_ino, status.st_size, status.st_mtime_ns
+
     def _read(self) -> Dict[str, Tuple[bytes, tuple]]:
+        self.read_stamp = self._stamp()
         try:
             with open(self.path, "rb") as handle:
                 data = handle.read()
@@ -159,8 +168,11 @@ class ResultCache:
         """Merge this run's entries into the index on disk; an error message if it cannot."""
         if not self.updates:
             return None
-        merged = self._read()  # another run may have written since we read
+        # Another run may have written since we read: merge into what it wrote. Otherwise
+        # update in place, not to hold two copies of a large index.
+        merged = self.entries if self._stamp() == self.read_stamp else self._read()
         merged.update(self.updates)
+        self.updates = {}
         payload = marshal.dumps(merged)
         data = _MAGIC + hashlib.blake2b(payload, digest_size=_CHECKSUM_SIZE).digest() + payload
         try:
@@ -179,7 +191,7 @@ class ResultCache:
                 raise
         except OSError as error:
             return f"cannot write the cache in {self.directory}: {error.strerror or error}"
-        self.entries, self.updates = merged, {}
+        self.entries, self.read_stamp = merged, self._stamp()
         return None
 
 
@@ -313,6 +325,8 @@ def _results(job: _Job, files: Sequence[str], jobs: int):
     tasks = [files[start:start + FILES_PER_TASK] for start in range(0, len(files), FILES_PER_TASK)]
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     context = multiprocessing.get_context(method)
-    with context.Pool(min(jobs, len(tasks)), initializer=_init_worker, initargs=(job,)) as pool:
+    # Workers look nothing up: they need to know only whether to hash for the cache.
+    worker_job = replace(job, cache_entries=None if job.cache_entries is None else {})
+    with context.Pool(min(jobs, len(tasks)), initializer=_init_worker, initargs=(worker_job,)) as pool:
         for results in pool.imap(_lint_many, tasks):  # imap keeps the input order
             yield from results
