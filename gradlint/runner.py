@@ -33,6 +33,9 @@ DEFAULT_CACHE_DIR = ".gradlint_cache"
 POOL_MIN_FILES = 48
 FILES_PER_TASK = 16
 _MAGIC = b"gradlint-cache-1\n"
+# Index files kept per cache folder: each configuration and each version of the code
+# makes its own, and the oldest are removed past this many.
+MAX_INDEXES = 8
 _CHECKSUM_SIZE = 16
 
 
@@ -192,7 +195,17 @@ class ResultCache:
         except OSError as error:
             return f"cannot write the cache in {self.directory}: {error.strerror or error}"
         self.entries, self.read_stamp = merged, self._stamp()
+        self._remove_old_indexes()
         return None
+
+    def _remove_old_indexes(self) -> None:
+        try:
+            indexes = [entry for entry in os.scandir(self.directory) if entry.name.endswith(".cache")]
+            indexes.sort(key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
+            for entry in indexes[MAX_INDEXES:]:
+                os.unlink(entry.path)
+        except OSError:
+            pass  # another run removed it first
 
 
 # -- one file ---------------------------------------------------------------------------------

@@ -123,6 +123,17 @@ def test_two_runs_sharing_a_cache_keep_both_entries_and_leave_no_temporaries(tmp
     assert sorted(os.listdir(cache)) == [".gitignore", os.path.basename(first.path)]
 
 
+def test_only_the_newest_indexes_are_kept(tmp_path, monkeypatch):
+    paths = make_tree(tmp_path, 3)
+    cache = str(tmp_path / "cache")
+    for version in range(runner.MAX_INDEXES + 3):
+        monkeypatch.setattr(runner, "__version__", f"0.{version}")
+        run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    indexes = [name for name in os.listdir(cache) if name.endswith(".cache")]
+    assert len(indexes) == runner.MAX_INDEXES
+    assert os.path.basename(ResultCache(cache, settings_for(tmp_path)).path) in indexes  # the newest
+
+
 def test_an_unwritable_cache_is_a_warning_not_a_failure(tmp_path):
     paths = make_tree(tmp_path, 3)
     blocker = tmp_path / "blocker"
