@@ -11,7 +11,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex
 from gradlint.frontend import FrontEndSyntaxError, Language, language_for
-from gradlint.rule import Rule, all_rules
+from gradlint.rule import Rule, all_rules, prefilter_matches
 from gradlint.settings import Settings
 from gradlint.source import (
     MAX_PYTHON_BYTES, ConcurrentModification, DecodedSource, SourceError, UndecodableSource,
@@ -71,18 +71,19 @@ class Linter:
         ]
         active = []
         matched: Dict[object, bool] = {}  # several rules share one prefilter
+
+        def matches(pattern) -> bool:
+            if pattern not in matched:
+                matched[pattern] = prefilter_matches(pattern, text)
+            return matched[pattern]
+
         for rule in candidates:
-            pattern = rule.prefilter_for(language.name)
-            if pattern is not None and pattern not in matched:
-                literals = rule.prefilter_literals_for(language.name)
-                matched[pattern] = (literals is None or any(literal in text for literal in literals)) \
-                    and pattern.search(text) is not None
-            if pattern is None or matched[pattern]:
+            if all(matches(pattern) for pattern in rule.prefilters_for(language.name)):
                 active.append(rule)
         if not active:
             return []
         reported: List[Tuple[Rule, Diagnostic]] = []
-        focus = [rule.prefilter_for(language.name) for rule in active]
+        focus = [pattern for rule in active for pattern in rule.prefilters_for(language.name) or (None,)]
         try:
             if decode_error is not None:
                 raise FrontEndSyntaxError(f"cannot decode: {decode_error.message}", decode_error.offset)

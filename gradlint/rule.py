@@ -48,8 +48,9 @@ class Rule:
     # The strongest fix the rule can offer, or None when it offers none.
     fix_safety: ClassVar[Optional[Safety]] = None
     # A regex that must match somewhere in a file's text for the rule to find anything
-    # there (a necessary condition). One pattern, or one per language; None = always run.
-    prefilter: ClassVar[Union[str, Mapping[str, str], None]] = None
+    # there (a necessary condition). One pattern, a tuple of patterns that must all match,
+    # or either of those per language; None = always run.
+    prefilter: ClassVar[Union[str, Tuple[str, ...], Mapping[str, Union[str, Tuple[str, ...]]], None]] = None
     # Findings the engine itself reports (syntax errors, internal errors).
     reported_by_engine: ClassVar[bool] = False
     # False: a Python rule may be handed only part of the module (gradlint.python.partial):
@@ -67,18 +68,20 @@ class Rule:
 
     @classmethod
     def prefilter_for(cls, language: str) -> Optional["re.Pattern[str]"]:
+        """The first (often the only) pattern of `prefilters_for`."""
+        patterns = cls.prefilters_for(language)
+        return patterns[0] if patterns else None
+
+    @classmethod
+    def prefilters_for(cls, language: str) -> Tuple["re.Pattern[str]", ...]:
+        """Every pattern that must match (a tuple of patterns is a conjunction: a guard word
+        *and* `yield`); empty when the rule always runs."""
         pattern = cls.prefilter
         if isinstance(pattern, Mapping):
             pattern = pattern.get(language)
-        return _compiled(pattern) if pattern else None
-
-    @classmethod
-    def prefilter_literals_for(cls, language: str) -> Optional[Tuple[str, ...]]:
-        """Strings one of which every match of the prefilter contains: `in` finds them far
-        faster than the regex can fail, so most files are rejected without it. None when
-        the pattern names no such strings."""
-        pattern = cls.prefilter_for(language)
-        return None if pattern is None else _required_literals(pattern.pattern, pattern.flags)
+        if not pattern:
+            return ()
+        return tuple(_compiled(part) for part in ((pattern,) if isinstance(pattern, str) else pattern))
 
     @classmethod
     def docs(cls) -> RuleDocs:
@@ -91,6 +94,15 @@ class Rule:
 @functools.lru_cache(maxsize=None)
 def _compiled(pattern: str) -> "re.Pattern[str]":
     return re.compile(pattern)
+
+
+def prefilter_matches(pattern: "re.Pattern[str]", text: str) -> bool:
+    """`pattern.search(text)`, after a search for strings every match contains: `in` finds
+    them far faster than the regex can fail, so most files are rejected without it."""
+    literals = _required_literals(pattern.pattern, pattern.flags)
+    if literals is not None and not any(literal in text for literal in literals):
+        return False
+    return pattern.search(text) is not None
 
 
 _MIN_LITERAL = 3  # shorter strings occur in nearly every file: no use as a first test

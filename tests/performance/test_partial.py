@@ -148,3 +148,29 @@ def test_a_text_the_pattern_matches_contains_a_required_literal(pattern, pieces)
     literals = _required_literals(pattern, re.compile(pattern).flags)
     if re.search(pattern, text):
         assert literals is not None and any(literal in text for literal in literals)
+
+
+class NeedsBoth(Rule):
+    """A rule whose prefilter is a conjunction: a guard word and `yield`."""
+
+    code = "GL990"
+    name = "needs-both"
+    summary = "test rule"
+    prefilter = (r"\bno_grad\b", r"\byield\b")
+
+    def check_python(self, file):
+        from gradlint.diagnostics import Diagnostic
+
+        yield Diagnostic(0, 1, "both words are there")
+
+
+@pytest.mark.parametrize("text, found", [
+    ("import torch\ndef gen():\n    with torch.no_grad():\n        yield 1\n", True),
+    ("import torch\ndef gen():\n    yield 1\n", False),
+    ("import torch\nwith torch.no_grad():\n    pass\n", False),
+])
+def test_a_tuple_prefilter_needs_every_pattern(text, found):
+    linter = Linter(Settings(enabled=frozenset({"GL990"})), extra_rules=[NeedsBoth()])
+    findings = linter.check_text(text, "gen.py", language_for("gen.py"))
+    assert [f.code for f in findings] == (["GL990"] if found else [])
+    assert NeedsBoth.prefilter_for("python").pattern == r"\bno_grad\b"
