@@ -229,6 +229,30 @@ class _Scope:
         self.in_inference = False
         self.region: Optional[GuardRegion] = None  # the outermost inference region open
         self.trains = (function if function is not None else flow.file.module) in self.file.training_scopes
+        self._numbers = None
+
+    @property
+    def numbers(self) -> frozenset:
+        """Names this scope binds only to number literals (and updates with `+=`)."""
+        if self._numbers is None:
+            scope = self.function.body if self.function is not None else self.file.module
+            literal, other = set(), set()
+            stack = [scope]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not scope:
+                    continue
+                if isinstance(node, cst.Assign):
+                    for target in node.targets:
+                        names = _target_names(target.target)
+                        (literal if _is_literal(node.value) else other).update(names)
+                elif isinstance(node, (cst.AnnAssign, cst.For)):
+                    other.update(_target_names(node.target))
+                elif isinstance(node, cst.WithItem) and node.asname is not None:
+                    other.update(_target_names(node.asname.name))
+                stack.extend(self.file.children(node))
+            self._numbers = frozenset(literal - other)
+        return self._numbers
 
     # -- statements ---------------------------------------------------------------------
 
@@ -429,6 +453,12 @@ class _Scope:
             return
         taint = self._value(target, state)
         if self.in_inference:
+            # `total += F.mse_loss(...)` with `total = 0`: the number becomes an inference tensor
+            produced = self._value(statement.value, state)
+            key = dotted(target)
+            if (taint is None and key in self.numbers and produced is not None and produced.kind == "tensor"
+                    and produced.certain and produced.param is None):
+                state[key] = replace(produced, origin=statement, region=self.region, binding=statement)
             return
         if taint is not None and taint.kind in ("tensor", "any") and not taint.bypass:
             if taint.certain or taint.param is not None:

@@ -174,3 +174,24 @@ CASES = {
 def test_flow(parse, name):
     source, expected = CASES[name]
     assert _events(parse(source)) == expected
+
+
+def test_a_number_accumulating_tensors_becomes_an_inference_tensor(parse):
+    file = parse("""
+        import torch
+        import torch.nn.functional as F
+        def evaluate(model, loader):
+            total = 0
+            count = 0
+            seen = 0.0
+            with torch.inference_mode():
+                for x, y in loader:
+                    total += F.cross_entropy(model(x), y)
+                    count += 1
+                    seen += model(x).sum().item()
+            total /= len(loader)
+            count += 1
+            seen += 1
+            return total
+    """)
+    assert _events(file) == [("mutate", 12)]
