@@ -18,7 +18,9 @@ class InferenceTensorMutatedOutside(Rule):
     attributes (also when one method stores the value and another updates it),
     containers filled and then iterated, and into same-module functions that update a
     parameter in place. Rebinding, `.clone()` and out-of-place results end the tracking.
-    A nested `torch.inference_mode(False)` counts as outside.
+    A nested `torch.inference_mode(False)` counts as outside. A number that accumulates
+    tensors under the mode (`total = 0`, then `total += F.cross_entropy(...)` in the block)
+    is an inference tensor afterwards, so `total /= n` after the block is reported too.
 
     In C++: a variable assigned inside a scope that holds an enabled `c10::InferenceMode`
     guard, then updated in place after the scope closes in the same function: any
