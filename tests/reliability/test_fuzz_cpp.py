@@ -63,12 +63,11 @@ def test_every_short_input_keeps_the_contract():
             _assert_lexed_soundly("".join(combination))
 
 
-# Found by an exhaustive search of inputs up to 5 characters (reported to the lead): after
-# an unterminated string, a quote that follows the line break is taken to have the
-# string's last letters as its prefix, and they are emitted twice.
-@pytest.mark.xfail(reason="C++ lexer emits extra characters (reported); remove once fixed", strict=False)
+# Found by an exhaustive search of inputs up to 5 characters: after an unterminated
+# string, a quote that follows the line break took the string's last letters as its
+# prefix and emitted them twice (fixed in the lexer).
 @pytest.mark.parametrize("text", ['"R\n"', '"L\n"', '"LR\n"'])
-def test_known_lexer_length_bug(text):
+def test_a_quote_after_an_unterminated_string_keeps_the_length(text):
     _assert_lexed_soundly(text)
 
 
