@@ -189,7 +189,7 @@ class InferenceFlow:
 
     def _run(self) -> None:
         previous = None
-        for attempt in range(self.MAX_PASSES):
+        for _ in range(self.MAX_PASSES):  # until the summaries stop changing
             events: Dict[Tuple[str, int], FlowEvent] = {}
             summaries: Dict[cst.FunctionDef, Summary] = {}
             attributes: Dict[str, State] = {}
@@ -288,7 +288,7 @@ class _Scope:
             for small in statement.body:
                 state = self._small(small, statement, state)
             return state
-        if isinstance(statement, (cst.If,)):
+        if isinstance(statement, cst.If):
             self._scan(statement.test, state)
             taken = self._suite(statement.body, dict(state))
             other = self._suite(statement.orelse, dict(state))
@@ -567,8 +567,9 @@ class _Scope:
                 return None
             if method in ALIAS_METHODS or method in BYPASS_METHODS or method in SPLIT_METHODS:
                 if receiver is None:
-                    # a view made under the mode of an ordinary tensor is ordinary (§1c)
-                    return None if method not in ("to", "float", "contiguous", "cpu") or not inside else None
+                    # a view made under the mode of an ordinary tensor is ordinary (§1c); a
+                    # conversion may copy, but then nothing shows it is a tensor at all
+                    return None
                 if method in BYPASS_METHODS:
                     return replace(receiver, bypass=True)
                 if method in SPLIT_METHODS:
