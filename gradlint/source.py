@@ -5,6 +5,7 @@ stay in the string, and it is encoded back with the same codec and byte-order ma
 """
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import os
@@ -264,14 +265,19 @@ def _compile_depth_verdict(source: str, levels: Optional[int]):
     """"ok", "too deep", "syntax" (another error), or (message, offset) for a depth
     error CPython located. `levels` None: CPython's default limit."""
     old_limit = sys.getrecursionlimit()
-    # Lowering the limit is process-wide: only safe when no other thread could trip on it.
-    lower = levels is not None and threading.active_count() == 1
+    # Lowering the limit is process-wide: only safe when no other thread could trip on
+    # it, and only Python 3.11 and older check compile depth against it.
+    lower = levels is not None and threading.active_count() == 1 and sys.version_info < (3, 12)
     try:
         if lower:
             sys.setrecursionlimit(_stack_depth() + levels // _AST_LEVELS_PER_FRAME + 1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(source, "<gradlint>", "exec", dont_inherit=True)
+            if levels is None or lower:
+                compile(source, "<gradlint>", "exec", dont_inherit=True)
+            elif _ast_deeper_than(compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST,
+                                          dont_inherit=True), levels):
+                return "too deep"
     except (RecursionError, MemoryError):
         return "too deep"
     except SyntaxError as error:
@@ -284,6 +290,17 @@ def _compile_depth_verdict(source: str, levels: Optional[int]):
         if lower:
             sys.setrecursionlimit(old_limit)
     return "ok"
+
+
+def _ast_deeper_than(tree, levels: int) -> bool:
+    """The slower measure, where the recursion limit cannot be lowered (a worker thread)."""
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > levels:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
 
 
 def _stack_depth() -> int:

@@ -147,6 +147,27 @@ def test_nesting_just_under_the_limit_is_checked_by_every_rule(tmp_path, cli, co
     assert run.exit_code == 1
 
 
+@pytest.mark.parametrize("construct", sorted(NESTED))
+def test_the_nesting_gate_holds_in_a_worker_thread(construct):
+    """The language server checks in a thread, where the gate measures the AST instead."""
+    import threading
+
+    from gradlint.source import python_unparseable
+
+    verdicts = {}
+
+    def judge():
+        for depth in (150, 250, 5000):
+            verdicts[depth] = python_unparseable(f"x = {NESTED[construct](depth)}\n")
+
+    worker = threading.Thread(target=judge)
+    worker.start()
+    worker.join()
+    assert verdicts[150] is None
+    assert verdicts[250] is not None and verdicts[5000] is not None
+    assert "Python itself" in verdicts[5000][0]
+
+
 def test_a_file_removed_between_discovery_and_reading(tmp_path, cli, monkeypatch):
     import gradlint.cli
 
