@@ -117,7 +117,10 @@ def read_bytes(path: str) -> bytes:
         raise SourceError(error.strerror or str(error)) from None
     try:
         with os.fdopen(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            mode = os.fstat(handle.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise SourceError("is a directory")
+            if not stat.S_ISREG(mode):
                 raise SourceError("not a regular file")
             return handle.read()
     except IsADirectoryError:

@@ -168,23 +168,43 @@ def test_the_nesting_gate_holds_in_a_worker_thread(construct):
     assert "Python itself" in verdicts[5000][0]
 
 
-def test_a_file_removed_between_discovery_and_reading(tmp_path, cli, monkeypatch):
+def _become_a_directory(path):
+    os.remove(path)
+    os.mkdir(path)
+
+
+def _become_a_fifo(path):
+    os.remove(path)
+    os.mkfifo(path)
+
+
+def _become_a_link_loop(path):
+    os.remove(path)
+    os.symlink(os.path.basename(path), path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (os.remove, "file not found (it may have been removed during the run)"),
+    (_become_a_directory, "is a directory"),
+    (_become_a_fifo, "not a regular file"),
+    (_become_a_link_loop, "Too many levels of symbolic links"),
+], ids=["removed", "directory", "fifo", "link-loop"])
+def test_a_file_that_changes_between_discovery_and_reading(tmp_path, cli, monkeypatch, change, message):
     import gradlint.cli
 
     (tmp_path / "good.py").write_bytes(GUARDED)
     (tmp_path / "gone.py").write_bytes(GUARDED)
     real_discover = gradlint.cli.discover
 
-    def discover_then_remove(*args, **kwargs):
+    def discover_then_change(*args, **kwargs):
         found = real_discover(*args, **kwargs)
-        os.remove(tmp_path / "gone.py")
+        change(str(tmp_path / "gone.py"))
         return found
 
-    monkeypatch.setattr(gradlint.cli, "discover", discover_then_remove)
+    monkeypatch.setattr(gradlint.cli, "discover", discover_then_change)
     run = cli(tmp_path, "check", "--no-cache", ".")
     run.assert_no_traceback()
-    assert "gradlint: error: gone.py: cannot read: file not found (it may have been removed during the run)" \
-        in run.stderr
+    assert f"gradlint: error: gone.py: cannot read: {message}" in run.stderr
     assert GOOD_FINDING in run.stdout
     assert run.exit_code == 2
 
