@@ -94,12 +94,15 @@ def decode_python(raw: bytes) -> DecodedSource:
 
 def decode_cpp(raw: bytes) -> DecodedSource:
     """C++ has no encoding cookie: UTF-8 (with or without BOM), else latin-1, which
-    maps every byte to one character and back, so nothing is lost."""
+    maps every byte to one character and back, so nothing is lost. Bytes that are not
+    UTF-8 and hold a NUL are binary: UndecodableSource."""
     bom = raw.startswith(_BOM)
     body = raw[len(_BOM):] if bom else raw
     try:
         return DecodedSource(body.decode("utf-8"), "utf-8", bom, raw)
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as error:
+        if b"\0" in body[:8192]:  # not text at all: skipped, not misread as latin-1
+            raise _undecodable("binary file", body, "latin-1", error.start) from None
         return DecodedSource(body.decode("latin-1"), "latin-1", bom, raw)
 
 

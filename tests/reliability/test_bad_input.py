@@ -41,6 +41,7 @@ EXPECTED_GL001 = {
 }
 EXPECTED_WARNINGS = {
     "binary.py": "skipped: binary file",
+    "binary.cpp": "skipped: binary file",
     "broken_link.py": "skipped: broken symbolic link",
     "loop_a.py": "skipped: symbolic link loop",
     "loop_b.py": "skipped: symbolic link loop",
@@ -53,6 +54,9 @@ def _bad_tree(root):
     for name, data in BAD_FILES.items():
         (root / name).write_bytes(data)
     (root / "good.py").write_bytes(GUARDED)
+    (root / "binary.cpp").write_bytes(b"\x7fELF\x02\x01\x00\x00\xff" + b"torch::NoGradGuard g;" * 10)
+    (root / "latin1.cpp").write_bytes(b"// caf\xe9\nvoid f() {\n  at::AutoNonVariableTypeMode guard;\n}\n")
+    (root / "unterminated.cpp").write_bytes(b"void f() {\n  at::AutoNonVariableTypeMode guard;\n/* never closed\n")
     (root / "huge.py").write_bytes(b"DATA = '" + b"x" * (10 * 2**20 - 30) + b"'  # no_grad\n")
     os.symlink("missing.py", root / "broken_link.py")
     os.symlink("loop_b.py", root / "loop_a.py")
@@ -81,11 +85,13 @@ def _assert_bad_tree_reported(run):
     # The run went on: the good files were checked.
     assert findings["good.py", "GL402"][:2] == (5, 10)
     assert findings["inside.py", "GL402"][:2] == (5, 10)
+    assert findings["latin1.cpp", "GL101"][:2] == (3, 3)
+    assert findings["unterminated.cpp", "GL101"][:2] == (2, 3)
     for name, fragment in EXPECTED_WARNINGS.items():
         assert re.search(rf"^gradlint: warning: \S*{re.escape(name)}: {re.escape(fragment)}",
                          run.stderr, re.MULTILINE), f"{name}: {fragment!r} not in\n{run.stderr}"
     reported = {name for name, _ in findings}
-    assert not reported & {"empty.py", "binary.py", "huge.py"}
+    assert not reported & {"empty.py", "binary.py", "binary.cpp", "huge.py"}
     # Every stderr line is one message; none spans lines.
     for line in run.stderr.splitlines():
         assert line.startswith(("gradlint: warning: ", "gradlint: error: ", "Found ")), line
