@@ -83,7 +83,7 @@ class Linter:
         if not active:
             return []
         reported: List[Tuple[Rule, Diagnostic]] = []
-        focus = [pattern for rule in active for pattern in rule.prefilters_for(language.name) or (None,)]
+        focus = [rule.prefilter_for(language.name) for rule in active]
         try:
             if decode_error is not None:
                 raise FrontEndSyntaxError(f"cannot decode: {decode_error.message}", decode_error.offset)

@@ -49,7 +49,9 @@ class Rule:
     fix_safety: ClassVar[Optional[Safety]] = None
     # A regex that must match somewhere in a file's text for the rule to find anything
     # there (a necessary condition). One pattern, a tuple of patterns that must all match,
-    # or either of those per language; None = always run.
+    # or either of those per language; None = always run. Unless `needs_whole_module`, the
+    # (first) pattern must also match in the top-level statement that holds a finding, or
+    # in an import that names what it uses: partial parsing keeps just those.
     prefilter: ClassVar[Union[str, Tuple[str, ...], Mapping[str, Union[str, Tuple[str, ...]]], None]] = None
     # Findings the engine itself reports (syntax errors, internal errors).
     reported_by_engine: ClassVar[bool] = False

@@ -54,9 +54,8 @@ class GuardAsyncOrGenerator(Rule):
     name = "guard-async-or-generator"
     summary = "Grad-mode guard on an `async def`, or a `with` guard around `yield`"
     fix_safety = Safety.UNSAFE
-    # `async` or `yield`, and a guard word somewhere (the alias import names it too)
-    prefilter = (r"\A(?=[\s\S]*?\b(?:async|yield)\b)"
-                 r"[\s\S]*?\b(?:no_grad|inference_mode|enable_grad|set_grad_enabled)\b")
+    # A guard word (the alias import names it too), and `async` or `yield` somewhere
+    prefilter = (r"\b(?:no_grad|inference_mode|enable_grad|set_grad_enabled)\b", r"\b(?:async|yield)\b")
 
     def check_python(self, file):
         for region in file.guards.regions:

@@ -75,7 +75,8 @@ class GuardThreadLocal(Rule):
     name = "guard-thread-local"
     summary = "Thread started inside a grad-mode guard does not inherit it"
     severity = Severity.WARNING
-    prefilter = {"python": r"\A(?=[\s\S]*?\b(?:Thread|ThreadPoolExecutor|ThreadPool|Pool)\b)[\s\S]*?\b(?:no_grad|inference_mode|set_grad_enabled)\b", "cpp": r"std\s*::\s*(?:j?thread|async)"}
+    prefilter = {"python": (r"\b(?:Thread|ThreadPoolExecutor|ThreadPool|Pool)\b", r"\b(?:no_grad|inference_mode|set_grad_enabled)\b"),
+                 "cpp": r"std\s*::\s*(?:j?thread|async)"}
 
     def check_cpp(self, file):
         from gradlint.rules.gl403_guard_thread_local.cpp import check
