@@ -14,6 +14,14 @@ def _ratio(good: int, total: int) -> str:
     return f"{good}/{total}" if total else "-"
 
 
+def compared_on_no_line(outcome) -> bool:
+    """Equal on no line, with no stated after-state: the fixed program's results went
+    unchecked (the original printed nothing before it failed)."""
+    verdict = outcome.verdict
+    return (verdict is not None and verdict.results_equal is not None
+            and verdict.compared_lines == 0 and not outcome.case.claim.after_prints)
+
+
 def rule_rows(outcomes: Iterable) -> List[List[str]]:
     counts: Dict[str, Dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for outcome in outcomes:
@@ -36,8 +44,7 @@ def rule_rows(outcomes: Iterable) -> List[List[str]]:
         if verdict.results_equal is not None:
             row["compared"] += 1
             row["equal"] += verdict.results_equal
-            # Equal on no line, with no stated after-state, proves nothing: count it apart.
-            row["vacuous"] += verdict.compared_lines == 0 and not outcome.case.claim.after_prints
+            row["vacuous"] += compared_on_no_line(outcome)
         row["failed"] += bool(verdict.problems)
     return [
         [code, str(row["fixtures"]), str(row["run"]), str(row["skipped"]),
@@ -63,6 +70,11 @@ def summary_lines(session) -> List[str]:
     if build is not None:
         lines.append(f"C++ extension: {build.seconds:.1f} s in {build.builds} build(s), "
                      f"{len(build.failed)} program(s) left out for compile errors")
+    unchecked = sorted(outcome.case.fixture.id for outcome in outcomes if compared_on_no_line(outcome)
+                       and outcome.case.fixture.code != SELF_TEST)
+    if unchecked:
+        lines.append("fixed results checked on no line (print results before the failing line, or "
+                     "state `oracle: after-prints`): " + ", ".join(unchecked))
     if session.finished is not None:
         lines.append(f"oracle wall time: {session.finished - session.started:.1f} s")
     return lines

@@ -283,3 +283,22 @@ def test_a_missing_header_is_blamed_on_the_fixture_that_includes_it():
     assert '#line 2 "/f/GL405/bench.cpp"\n#include <benchmark/benchmark.h>\n' in unit
     log = "/f/GL405/bench.cpp:2:10: fatal error: benchmark/benchmark.h: No such file or directory\n"
     assert list(oracle_cpp.blame(log, [program.path])) == [program.path]
+
+
+def test_the_table_counts_fixes_whose_results_were_compared_on_no_line(tmp_path):
+    from types import SimpleNamespace
+
+    from oracle_report import rule_rows
+
+    def outcome(claim_text, before, after):
+        case = SimpleNamespace(fixture=SimpleNamespace(code="GL201"), claim=parse_claim(claim_text))
+        return SimpleNamespace(case=case, verdict=judge(case.claim, before, after), before=before)
+
+    raises = "# oracle: raises RuntimeError: E_INPLACE"
+    rows = rule_rows([
+        outcome(raises, report("", RUNTIME_ERROR_INPLACE), report("done\n")),
+        outcome(raises, report("step 1\n", RUNTIME_ERROR_INPLACE), report("step 1\ndone\n")),
+        outcome(raises + "\n# oracle: after-prints done", report("", RUNTIME_ERROR_INPLACE), report("done\n")),
+        outcome(raises, report("step 1\n", RUNTIME_ERROR_INPLACE), report("step 2\n")),
+    ])
+    assert rows == [["GL201", "4", "4", "0", "4/4", "4/4", "3/4 (1 on no line)", "1"]]
