@@ -80,7 +80,13 @@ class Scope:
 
     def __getattr__(self, attribute: str):
         if attribute in Scope._LAZY and "_source" in self.__dict__:
-            _classify(self)
+            # Classifying reads the parent's kind: classify unread ancestors top-down,
+            # in a loop, so a thousand nested blocks do not recurse a thousand deep.
+            unread = [self]
+            while unread[-1].parent is not None and "_source" in unread[-1].parent.__dict__:
+                unread.append(unread[-1].parent)
+            for scope in reversed(unread):
+                _classify(scope)
             return self.__dict__[attribute]
         raise AttributeError(attribute)
 

@@ -149,3 +149,11 @@ def test_any_token_soup_gives_properly_nested_scopes(pieces):
         assert scope.open < scope.close <= len(text)
         parent = scope.parent
         assert parent.kind == "file" or parent.open < scope.open < scope.close <= parent.close
+
+
+def test_thousands_of_nested_blocks_classify_without_recursing():
+    depth = 5000
+    text = "void f() {\n" + "if (x) {\n" * depth + "int y;\n" + "}\n" * depth + "}\n"
+    innermost = _tree(text).scope_at(text.index("int y"))
+    assert innermost.kind == "block"
+    assert [scope.kind for scope in innermost.ancestors()][-2:] == ["function", "file"]
