@@ -187,6 +187,7 @@ class Linter:
         notes: List[str] = []
         rejected = set()  # (code, message) of fixes whose result would not parse
         findings = self.check_text(text, path, language, enabled)
+        original = text
         for _ in range(MAX_FIX_PASSES):
             fixable = [
                 finding for finding in findings
@@ -197,10 +198,10 @@ class Linter:
             if not chosen:
                 break
             new_text = apply_fixes(text, chosen)
-            if language.validate(new_text) is not None:
+            if language.validate(new_text, original) is not None:
                 accepted = []
                 for finding in chosen:
-                    error = language.validate(apply_fixes(text, [finding]))
+                    error = language.validate(apply_fixes(text, [finding]), original)
                     if error is None:
                         accepted.append(finding)
                     else:
@@ -212,7 +213,7 @@ class Linter:
                 if not accepted:
                     break
                 new_text = apply_fixes(text, accepted)
-                if language.validate(new_text) is not None:
+                if language.validate(new_text, original) is not None:
                     break
                 chosen = accepted
             applied.extend(chosen)

@@ -42,8 +42,9 @@ class Language:
         to (0-based cell index, Position within the cell); None for plain files."""
         return None
 
-    def validate(self, text: str) -> Optional[str]:
-        """None when `text` parses, else why not (used before a fix is written)."""
+    def validate(self, text: str, original: Optional[str] = None) -> Optional[str]:
+        """None when `text` may be written as the fixed form of `original`, else why
+        not. Here: when it parses (an original with a finding to fix always did)."""
         try:
             self.parse("<fixed>", text)
         except FrontEndSyntaxError as error:

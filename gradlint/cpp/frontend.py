@@ -152,13 +152,9 @@ class CppLanguage(Language):
     def suppressions(self, text: str, line_index: LineIndex) -> LineSuppressions:
         return cpp_suppressions(text, line_index)
 
-    def validate(self, text: str) -> Optional[str]:
-        """Fixed source must lex cleanly: no unterminated comment or literal, and its
-        braces balanced (the fixer only calls this on results of edits to a file; an
-        original that was already unbalanced is compared by `validate_against`)."""
-        return self.validate_against(None, text)
-
-    def validate_against(self, original: Optional[str], text: str) -> Optional[str]:
+    def validate(self, text: str, original: Optional[str] = None) -> Optional[str]:
+        """Fixed source must lex cleanly: no new unterminated comment or literal, and
+        balanced braces unless the original was already unbalanced."""
         lexed = lex(text)
         if lexed.problems:
             offset, message = lexed.problems[0]

@@ -210,12 +210,12 @@ class NotebookLanguage(PythonLanguage):
                                            marker.end() + _error_offset(body, cell_error))
         return FrontEndSyntaxError(_without_position(error.message), _error_offset(text, error))
 
-    def validate(self, text: str) -> Optional[str]:
+    def validate(self, text: str, original: Optional[str] = None) -> Optional[str]:
         try:
             split_program(text)
         except NotebookError as error:
             return str(error)
-        return super().validate(text)
+        return super().validate(text, original)
 
     def cell_positions(self, text: str, lines: LineIndex) -> Optional[CellPosition]:
         return cell_positions(text, lines)

@@ -121,6 +121,16 @@ def test_validate_rejects_broken_results_and_accepts_good_ones():
     assert "unbalanced" in CPP.validate("void f() { } }\n")
 
 
+def test_a_file_already_unbalanced_can_still_be_fixed_but_not_made_worse():
+    original = "void f() {\n  c10::InferenceMode();\n"  # truncated: the closing brace is missing
+    assert CPP.validate(original) is not None
+    assert CPP.validate("void f() {\n  c10::InferenceMode guard;\n", original) is None
+    assert CPP.validate("void f() {\n  /* c10::InferenceMode guard;\n", original) is not None
+    linter = Linter(Settings(enabled=resolve_selection(["GL401"], [], [])))
+    outcome = linter.fix_text(original, "truncated.cpp", CPP)
+    assert outcome.applied and "c10::InferenceMode();" not in outcome.text
+
+
 def test_a_ten_megabyte_file_is_checked_whole():
     unit = ("void step_{n}(torch::nn::Linear& m, torch::Tensor x) {{\n"
             "  torch::Tensor y;\n  {{\n    c10::InferenceMode guard;\n    y = m->forward(x);\n"
