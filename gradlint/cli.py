@@ -22,6 +22,7 @@ from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, reporters
 from gradlint.reporters.progress import with_progress
+from gradlint.reporters.text import location
 from gradlint.runner import DEFAULT_CACHE_DIR, defer_import, run_files
 from gradlint.settings import (
     DEFAULT_EXCLUDES, SelectionError, Settings, expand_per_file_ignores, resolve_layers,
@@ -304,13 +305,12 @@ def fix(paths, diff, **options) -> None:
         language, source = _stdin_source(name)
         outcome = linter.fix_text(source.text, name, language)
         if diff:
-            _print_diff(name, source.text, outcome.text)
+            _print_diff(name, source.file_text(source.text), source.file_text(outcome.text))
             sys.exit(1 if outcome.text != source.text else 0)
         sys.stdout.buffer.write(source.encode(outcome.text))
         sys.stdout.flush()
         for finding in outcome.findings:
-            click.echo(f"{name}:{finding.start.line}:{finding.start.column}: {finding.code} "
-                       f"[{finding.name}] {finding.message}", err=True)
+            click.echo(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}", err=True)
         sys.exit(1 if outcome.findings and not options["exit_zero"] else 0)
     files, skipped = _files(paths, settings, options["force_exclude"])
     outcome = _run(files, settings, options, "fix", write=not diff)
@@ -318,7 +318,7 @@ def fix(paths, diff, **options) -> None:
     if diff:
         changed = [report for report in reports if report.changed]
         for report in changed:
-            _print_diff(report.path, report.original, report.fixed)
+            _print_diff(report.path, *report.diff_texts)
         for report in reports:
             if report.error:
                 click.echo(f"gradlint: error: {report.error}", err=True)

@@ -31,8 +31,10 @@ class FileReport:
     # Shown on stderr without changing the exit code (a fix left unapplied, a skip).
     notes: List[str] = field(default_factory=list)
     applied_fixes: List[Finding] = field(default_factory=list)
-    original: Optional[str] = None  # fix mode: text before and after, for --diff
+    original: Optional[str] = None  # fix mode: the text rules saw, before and after
     fixed: Optional[str] = None
+    # fix --diff: the file's own text before and after (differs from the above for notebooks)
+    diff_texts: Optional[Tuple[str, str]] = None
 
     @property
     def changed(self) -> bool:
@@ -232,6 +234,8 @@ class Linter:
         report.notes.extend(outcome.notes)
         report.applied_fixes = outcome.applied
         report.original, report.fixed = source.text, outcome.text
+        if not write and report.changed:
+            report.diff_texts = (source.file_text(source.text), source.file_text(outcome.text))
         if write and report.changed:
             try:
                 write_atomic(path, source.encode(outcome.text), expected_old=source.raw)

@@ -37,6 +37,12 @@ class DecodedSource:
         data = text.encode(self.encoding)
         return _BOM + data if self.bom else data
 
+    def file_text(self, text: str) -> str:
+        """What the file reads as once `text` is written back (a notebook's JSON, not
+        its program), for diffs."""
+        data = self.encode(text)
+        return data[len(_BOM):].decode(self.encoding) if data.startswith(_BOM) else data.decode(self.encoding)
+
 
 
 

@@ -78,6 +78,24 @@ def test_fix_writes_only_the_edited_line_of_the_cell(folder):
     assert path.read_bytes() == codecs.BOM_UTF8 + expected.encode("utf-8")
 
 
+def test_fix_diff_shows_the_notebook_json_and_writes_nothing(folder):
+    path = folder / "eval.ipynb"
+    path.write_text(EVAL_NOTEBOOK, encoding="utf-8")
+    result = run("fix", "--diff", "eval.ipynb", "--select", "GL402")
+    assert result.exit_code == 1
+    changed = [line for line in result.stdout.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == ['-    "    with torch.no_grad:\\n",', '+    "    with torch.no_grad():\\n",']
+    assert path.read_text(encoding="utf-8") == EVAL_NOTEBOOK
+
+
+def test_stdin_fix_names_the_cell_of_what_remains(folder):
+    source = notebook(["import torch\n"], ["with torch.set_grad_enabled:\n", "    pass\n"])
+    result = CliRunner().invoke(main, ["fix", "--stdin-filename", "nb.ipynb", "--select", "GL402"], input=source)
+    assert result.exit_code == 1
+    assert result.stdout == source
+    assert "nb.ipynb:cell 2:1:6: GL402" in result.stderr
+
+
 @pytest.mark.parametrize("layout, line_end", [
     ({"indent": None, "separators": (",", ":")}, "\n"),
     ({"indent": 2, "ensure_ascii": True, "sort_keys": False}, "\n"),
