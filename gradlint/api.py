@@ -49,9 +49,10 @@ def check_source(source: str, filename: str = "<string>.py", *, select: Codes = 
                  extend_select: Codes = None, ignore: Codes = None,
                  unsafe_fixes: bool = False) -> List[Finding]:
     """The findings in `source`, read as the file `filename` (its extension picks the
-    language). Raises ValueError for an unknown extension or rule code."""
+    language; a notebook is its JSON text). Raises ValueError for an unknown extension
+    or rule code, and SourceError for a notebook that is not one."""
     language, linter = _prepare(filename, select, extend_select, ignore, unsafe_fixes)
-    return linter.check_text(source, filename, language)
+    return linter.check_text(language.decode_text(source).text, filename, language)
 
 
 def fix_source(source: str, filename: str = "<string>.py", *, select: Codes = None,
@@ -60,4 +61,6 @@ def fix_source(source: str, filename: str = "<string>.py", *, select: Codes = No
     """`source` with the safe fixes applied (and the unsafe ones with `unsafe_fixes`);
     the same text back when nothing applies."""
     language, linter = _prepare(filename, select, extend_select, ignore, unsafe_fixes)
-    return linter.fix_text(source, filename, language).text
+    decoded = language.decode_text(source)
+    fixed = linter.fix_text(decoded.text, filename, language).text
+    return source if fixed == decoded.text else decoded.file_text(fixed)

@@ -30,6 +30,10 @@ class Language:
     def decode(self, raw: bytes) -> DecodedSource:
         raise NotImplementedError
 
+    def decode_text(self, text: str) -> DecodedSource:
+        """A file's contents already held as a string (the Python API, editors)."""
+        return DecodedSource(text, "utf-8", False, text.encode("utf-8", "surrogatepass"))
+
     def parse(self, path: str, text: str):
         """The model the rules read; raises FrontEndSyntaxError."""
         raise NotImplementedError

@@ -153,6 +153,9 @@ class NotebookLanguage(PythonLanguage):
     extensions = (".ipynb",)
     file_is_code = False  # outputs can be megabytes; `decode` limits the code cells
 
+    def decode_text(self, text: str) -> NotebookSource:
+        return self.decode(text.encode("utf-8"))
+
     def decode(self, raw: bytes) -> NotebookSource:
         bom = raw.startswith(_BOM)
         try:

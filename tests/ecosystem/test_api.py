@@ -39,3 +39,16 @@ def test_fix_source_leaves_display_only_fixes_alone():
     source = "import torch\nwith torch.set_grad_enabled:\n    pass\n"
     assert gradlint.fix_source(source, "m.py", unsafe_fixes=True) == source
     assert [f.code for f in gradlint.check_source(source, "m.py")] == ["GL402"]
+
+
+def test_notebooks_are_checked_and_fixed_as_their_json_text():
+    import json
+
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+             for source in (["import torch\n"], ["with torch.no_grad:\n", "    pass\n"])]
+    notebook = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    [finding] = gradlint.check_source(notebook, "eval.ipynb")
+    assert (finding.code, finding.cell, finding.start.line) == ("GL402", 1, 1)
+    fixed = gradlint.fix_source(notebook, "eval.ipynb")
+    assert json.loads(fixed)["cells"][1]["source"] == ["with torch.no_grad():\n", "    pass\n"]
+    assert fixed == notebook.replace("with torch.no_grad:", "with torch.no_grad():")
