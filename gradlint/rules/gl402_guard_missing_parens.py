@@ -53,9 +53,10 @@ class GuardMissingParens(Rule):
     name = "guard-missing-parens"
     summary = "Grad-mode guard class used in `with` without calling it"
     fix_safety = Safety.SAFE
-    # A guard word not followed by `(` (the bare use itself, or the alias import that
-    # brings any use under another name), or a call with an argument that is not a mode.
-    prefilter = (r"\b(?:no_grad|enable_grad|inference_mode|set_grad_enabled)\b(?!\s*\()"
+    # A guard word followed by what ends a `with` item (`:`, `,`, `)`, `as`: the bare use
+    # itself, or the alias import that brings any use under another name), or a call
+    # with an argument that is not a mode.
+    prefilter = (r"\b(?:no_grad|enable_grad|inference_mode|set_grad_enabled)\s*(?::|,|\)|\bas\b)"
                  r"|\bno_grad\s*\(\s*[^\s)]"
                  r"|\binference_mode\s*\(\s*(?!True\b|False\b|mode\b|\)|[A-Za-z_][\w.]*\s*[,)])"
                  r"|\bset_grad_enabled\s*\(\s*(?:\)|\d)")

@@ -6,24 +6,9 @@ from click.testing import CliRunner
 
 from gradlint.cli import main
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-BAD_PYTHON = (
-    "import torch\n"
-    "\n"
-    "\n"
-    "def evaluate(model, batch):\n"
-    "    with torch.no_grad:\n"
-    "        return model(batch)\n"
-)
-BAD_CPP = (
-    "#include <torch/extension.h>\n"
-    "\n"
-    "void run() {\n"
-    "  at::AutoNonVariableTypeMode g;\n"
-    "}\n"
-)
+from ecosystem_samples import BAD_CPP, BAD_PYTHON  # noqa: E402
 
 
 @pytest.fixture

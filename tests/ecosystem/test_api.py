@@ -1,7 +1,7 @@
 import pytest
 
 import gradlint
-from conftest import BAD_CPP, BAD_PYTHON
+from ecosystem_samples import BAD_CPP, BAD_PYTHON
 
 
 def test_check_source_returns_findings_with_positions():

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import BAD_CPP, BAD_PYTHON, ROOT
+from ecosystem_samples import BAD_CPP, BAD_PYTHON, ROOT
 
 pytest.importorskip("pre_commit")
 pytestmark = [

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from conftest import BAD_PYTHON
+from ecosystem_samples import BAD_PYTHON
 from gradlint.diagnostics import Edit, Finding, Fix, Position, Safety, Severity
 from gradlint.engine import FileReport
 from gradlint.reporters import ReporterOptions, RunResult, reporters

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from conftest import BAD_CPP, BAD_PYTHON, ROOT
+from ecosystem_samples import BAD_CPP, BAD_PYTHON, ROOT
 
 pytest.importorskip("pygls")
 pytest_lsp = pytest.importorskip("pytest_lsp")

@@ -1,6 +1,6 @@
 import json
 
-from conftest import BAD_PYTHON
+from ecosystem_samples import BAD_PYTHON
 from gradlint.rule import all_rules
 
 FIXED_PYTHON = BAD_PYTHON.replace("with torch.no_grad:", "with torch.no_grad():")

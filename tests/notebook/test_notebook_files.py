@@ -189,7 +189,7 @@ def test_a_program_whose_cell_markers_were_damaged_is_refused():
     # An unclosed bracket is blamed on its own cell, at the end of its line.
     ([["x = (1,\n"], ["with torch.no_grad: pass"]], (0, 1, 8)),
     ([["with torch.no_grad: pass\n"], ["def f(:"]], (1, 1, 8)),
-    ([[""], ["y = )\n"], ["no_grad"]], (1, 1, 1)),
+    ([[""], ["y = )\n"], ["with no_grad: pass"]], (1, 1, 1)),
 ])
 def test_a_syntax_error_names_the_cell_ipython_would_fail_on(cells, expected):
     from gradlint.engine import Linter

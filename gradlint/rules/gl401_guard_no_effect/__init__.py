@@ -75,7 +75,10 @@ class GuardNoEffect(Rule):
     summary = "Guard built as a temporary (or a vexing parse): it has no effect"
     severity = Severity.ERROR
     fix_safety = Safety.SAFE
-    prefilter = {"python": r"\b(?:inference_mode|no_grad|enable_grad)\b", "cpp": r"InferenceMode|NoGradGuard|AutoGradMode|AutoDispatchBelow|AutoNonVariableTypeMode|AutoFwGradMode"}
+    # Python: a guard call that starts a statement or is assigned, or an alias import.
+    prefilter = {"python": r"(?m)(?:^[ \t]*|[;=][ \t]*)[\w.]*\b(?:inference_mode|no_grad|enable_grad)[ \t]*\("
+                           r"|\b(?:inference_mode|no_grad|enable_grad)[ \t]+as\b",
+                 "cpp": r"InferenceMode|NoGradGuard|AutoGradMode|AutoDispatchBelow|AutoNonVariableTypeMode|AutoFwGradMode"}
 
     def check_cpp(self, file):
         from gradlint.rules.gl401_guard_no_effect.cpp import check
