@@ -49,9 +49,13 @@ class PythonFile:
         return InferenceFlow(self)
 
     def children(self, node):
-        """The node's children in source order (from the shared walk: `node.children` is costly)."""
+        """The node's children in source order (from the shared walk)."""
         found = self._walk[3].get(node)
-        return node.children if found is None else found
+        if found is None:
+            from gradlint.python.children import children as child_nodes
+
+            return child_nodes(node)
+        return found
 
     @cached_property
     def training_scopes(self):
@@ -76,6 +80,8 @@ class PythonFile:
     def _walk(self):
         """One walk shared by all rules: every node grouped by type in source order, each
         node's parent, and each node's rank in source order."""
+        from gradlint.python.children import children as child_nodes
+
         by_type: Dict[type, list] = {}
         parents: Dict[object, object] = {}
         order: Dict[object, int] = {}
@@ -85,7 +91,7 @@ class PythonFile:
             node = stack.pop()
             order[node] = len(order)
             by_type.setdefault(type(node), []).append(node)
-            children = node.children  # libcst computes this with a visitor: keep it
+            children = child_nodes(node)
             children_of[node] = children
             for child in children:
                 parents[child] = node

@@ -9,6 +9,8 @@ from typing import Dict, Iterable, Iterator, Optional
 
 import libcst as cst
 
+from gradlint.python.children import children as child_nodes
+
 
 def dotted(node: cst.BaseExpression) -> Optional[str]:
     """`a.b.c` for an attribute chain on a name, None for anything else."""
@@ -83,4 +85,4 @@ def _all_imports(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         elif isinstance(current, cst.BaseExpression):
             continue  # no statement hides inside an expression
         else:
-            stack.extend(reversed(current.children))
+            stack.extend(reversed(child_nodes(current)))
