@@ -16,7 +16,7 @@ from typing import List, Optional, Sequence, Tuple
 import click
 
 from gradlint import __version__
-from gradlint.config import ConfigError, FileConfig, discover as discover_config, load as load_config
+from gradlint.config import ConfigError, discover as discover_config, load as load_config
 from gradlint.discovery import DiscoveryError, discover
 from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for

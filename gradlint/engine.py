@@ -14,8 +14,7 @@ from gradlint.frontend import FrontEndSyntaxError, Language, language_for
 from gradlint.rule import Rule, all_rules, prefilter_matches
 from gradlint.settings import Settings
 from gradlint.source import (
-    MAX_PYTHON_BYTES, ConcurrentModification, DecodedSource, SourceError, UndecodableSource,
-    python_unparseable, read_bytes, write_atomic,
+    ConcurrentModification, DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
 )
 
 INTERNAL_ERROR = "GL999"
@@ -86,17 +85,12 @@ class Linter:
             return []
         reported: List[Tuple[Rule, Diagnostic]] = []
         focus = [rule.prefilter_for(language.name) for rule in active]
+        if None in focus or any(rule.needs_whole_module for rule in active):
+            focus = None
         try:
             if decode_error is not None:
                 raise FrontEndSyntaxError(f"cannot decode: {decode_error.message}", decode_error.offset)
-            blocker = python_unparseable(text) if language.name == "python" else None
-            if blocker is not None:  # libcst would crash or take minutes
-                raise FrontEndSyntaxError(f"cannot parse: {blocker[0]}", blocker[1])
-            if hasattr(language, "parse_focused") and not any(rule.needs_whole_module for rule in active) \
-                    and None not in focus:
-                parsed = language.parse_focused(path, text, focus)
-            else:
-                parsed = language.parse(path, text)
+            parsed = language.parse(path, text, focus)
         except FrontEndSyntaxError as error:
             code = language.syntax_error_code
             if code in enabled:
@@ -164,9 +158,9 @@ class Linter:
             return None
         try:
             raw = read_bytes(path) if raw is None else raw
-            if language.name == "python" and language.file_is_code and len(raw) > MAX_PYTHON_BYTES:
+            if language.max_bytes is not None and len(raw) > language.max_bytes:
                 report.notes.append(f"{path}: skipped: {len(raw) / 2**20:.1f} MB is more than the "
-                                    f"{MAX_PYTHON_BYTES // 2**20} MB gradlint parses (generated code?)")
+                                    f"{language.max_bytes // 2**20} MB gradlint parses (generated code?)")
                 return None
             source = language.decode(raw)
         except UndecodableSource as error:

@@ -4,7 +4,7 @@ whether fixed source still parses."""
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 from gradlint.source import DecodedSource
 
@@ -23,10 +23,6 @@ class Language:
     extensions: Tuple[str, ...]
     # The code of the finding a parse failure becomes.
     syntax_error_code: str
-    # Whether the file's size is the size of the code parsed (the engine's size limit);
-    # not for notebooks, whose outputs may be megabytes of images.
-    file_is_code: bool = True
-
     def decode(self, raw: bytes) -> DecodedSource:
         raise NotImplementedError
 
@@ -34,8 +30,13 @@ class Language:
         """A file's contents already held as a string (the Python API, editors)."""
         return DecodedSource(text, "utf-8", False, text.encode("utf-8", "surrogatepass"))
 
-    def parse(self, path: str, text: str):
-        """The model the rules read; raises FrontEndSyntaxError."""
+    # Files larger than this many bytes are skipped with a note (None: no limit).
+    max_bytes: Optional[int] = None
+
+    def parse(self, path: str, text: str, focus: Optional[Sequence] = None):
+        """The model the rules read; raises FrontEndSyntaxError. `focus`: the prefilter
+        patterns of the rules to run, when none needs the whole file; a language may
+        then parse only the parts they match."""
         raise NotImplementedError
 
     def suppressions(self, text: str, line_index) -> "Suppressions":

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import types
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from gradlint import __version__
 from gradlint.diagnostics import Edit, Finding, Fix, Position, Safety, Severity

@@ -243,18 +243,24 @@ _DEPTH_STEP = str.maketrans({"(": "1", "[": "1", "{": "1", ")": "2", "]": "2", "
 
 def python_unparseable(text: str) -> Optional[Tuple[str, int]]:
     """(message, character offset) when `text` must not reach libcst: a NUL byte, or
-    nesting too deep to parse safely. None when it may be parsed.
+    nesting too deep to parse safely. None when it may be parsed."""
+    return python_gate(text)[0]
+
+
+def python_gate(text: str) -> Tuple[Optional[Tuple[str, int]], bool]:
+    """`python_unparseable`'s verdict, and whether CPython compiled the text (so a
+    syntax error cannot hide in statements a focused parse leaves out).
 
     CPython's own parser (fast, in C) measures the depth: under a recursion limit
     lowered to the depth allowed, compiling raises RecursionError. Compiling to bytecode
     costs less than building the AST as Python objects (about 8% of a libcst parse).
     """
     if "\0" in text:
-        return "NUL byte: Python refuses source that contains one", text.index("\0")
+        return ("NUL byte: Python refuses source that contains one", text.index("\0")), False
     source = text
     verdict = _compile_depth_verdict(source, MAX_PYTHON_NESTING)
     if verdict == "ok":
-        return None
+        return None, True
     if verdict == "too deep":
         full = _compile_depth_verdict(source, None)
         if full == "too deep":
@@ -262,15 +268,15 @@ def python_unparseable(text: str) -> Optional[Tuple[str, int]]:
         else:
             message = (f"expressions nested about {MAX_PYTHON_NESTING} levels deep or more, "
                        f"more than gradlint parses safely")
-        return message, _longest_line_start(text)
+        return (message, _longest_line_start(text)), False
     if isinstance(verdict, tuple):
-        return verdict
+        return verdict, False
     # Another syntax error stopped CPython before any depth check: count brackets, which
     # overcounts those in strings, so only far beyond CPython's own limit is refused.
     depth, offset = _max_bracket_depth(text)
     if depth > 2 * MAX_PYTHON_NESTING:
-        return f"more than {2 * MAX_PYTHON_NESTING} nested brackets", offset
-    return None
+        return (f"more than {2 * MAX_PYTHON_NESTING} nested brackets", offset), False
+    return None, False
 
 
 def _compile_depth_verdict(source: str, levels: Optional[int]):

@@ -146,7 +146,7 @@ class CppLanguage(Language):
     def decode(self, raw: bytes) -> DecodedSource:
         return decode_cpp(raw)
 
-    def parse(self, path: str, text: str) -> CppFile:
+    def parse(self, path: str, text: str, focus=None) -> CppFile:
         return CppFile(path, text)
 
     def suppressions(self, text: str, line_index: LineIndex) -> LineSuppressions:

@@ -8,11 +8,9 @@ the fixes did to line counts.
 """
 from __future__ import annotations
 
-import ast
 import bisect
 import codecs
 import re
-import warnings
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -151,7 +149,6 @@ class NotebookLanguage(PythonLanguage):
     # The program is Python: the Python rules (check_python) run on it.
     name = "python"
     extensions = (".ipynb",)
-    file_is_code = False  # outputs can be megabytes; `decode` limits the code cells
 
     def decode_text(self, text: str) -> NotebookSource:
         return self.decode(text.encode("utf-8"))
@@ -182,23 +179,13 @@ class NotebookLanguage(PythonLanguage):
                 f"{MAX_PYTHON_BYTES // 2**20} MB gradlint parses",))
         return NotebookSource(text, "utf-8", bom, raw, notebook, notes)
 
-    def parse(self, path: str, text: str):
+    max_bytes = None  # outputs can be megabytes of images: `decode` limits the code cells
+
+    def parse(self, path: str, text: str, focus=None):
         try:
-            return super().parse(path, text)
+            return super().parse(path, text, focus)
         except FrontEndSyntaxError as error:
             raise self._cell_syntax_error(path, text, error) from None
-
-    def parse_focused(self, path: str, text: str, patterns):
-        """Focused as a .py file is, once CPython's parser (far faster than libcst) has
-        found the whole program sound: a syntax error in a cell the focus leaves out
-        must still be reported, since that cell fails when the notebook runs."""
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # invalid escapes and the like: not ours to say
-                ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return self.parse(path, text)  # libcst reports it, in its cell
-        return super().parse_focused(path, text, patterns)
 
     def _cell_syntax_error(self, path: str, text: str, error: FrontEndSyntaxError) -> FrontEndSyntaxError:
         """IPython compiles each cell on its own, so the error to report is the first

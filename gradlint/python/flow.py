@@ -19,7 +19,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
-from gradlint.python.guards import GuardRegion, classify_guard
+from gradlint.python.guards import GuardRegion
 from gradlint.python.names import dotted
 
 # Methods that return their receiver or a view of it: the result aliases an inference

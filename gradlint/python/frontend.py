@@ -6,7 +6,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from gradlint.diagnostics import LineIndex
 from gradlint.frontend import FrontEndSyntaxError, Language
-from gradlint.source import DecodedSource, decode_python
+from gradlint.source import MAX_PYTHON_BYTES, DecodedSource, decode_python, python_gate
 from gradlint.suppression import LineSuppressions, python_suppressions
 
 Node = TypeVar("Node")
@@ -151,31 +151,40 @@ class PythonLanguage(Language):
     def decode(self, raw: bytes) -> DecodedSource:
         return decode_python(raw)
 
-    def parse(self, path: str, text: str) -> PythonFile:
+    # libcst parses about 2-15 s per MB, worst on long generated lines: such files are
+    # data rather than code someone guards.
+    max_bytes = MAX_PYTHON_BYTES
+
+    def parse(self, path: str, text: str, focus=None) -> PythonFile:
+        """With `focus`, only the imports and the top-level statements the patterns select
+        (gradlint.python.partial), once CPython has compiled the whole file: a syntax error
+        in a statement left out must still be reported."""
+        blocker, compiles = python_gate(text)
+        if blocker is not None:  # libcst would crash or take minutes
+            raise FrontEndSyntaxError(f"cannot parse: {blocker[0]}", blocker[1])
+        if focus and compiles:
+            from gradlint.python.partial import focus as focused_text
+
+            focused = focused_text(text, focus)
+            if focused is not None:
+                try:
+                    return PythonFile(path, text, self._libcst_parse(focused))
+                except FrontEndSyntaxError:
+                    pass  # parsed whole, so that the error is reported where it is
+        return PythonFile(path, text, self._libcst_parse(text))
+
+    @staticmethod
+    def _libcst_parse(text: str):
         import libcst
 
         try:
-            module = libcst.parse_module(text)
+            return libcst.parse_module(text)
         except libcst.ParserSyntaxError as error:
             lines = LineIndex(text)
             offset = lines.offset(error.raw_line, error.raw_column + 1)
             raise FrontEndSyntaxError(f"cannot parse: {error.message}", offset) from None
         except RecursionError:
             raise FrontEndSyntaxError("cannot parse: nesting too deep") from None
-        return PythonFile(path, text, module)
-
-    def parse_focused(self, path: str, text: str, patterns) -> PythonFile:
-        """Like `parse`, but only the imports and the top-level statements `patterns` select
-        (gradlint.python.partial); the whole file when that fails or saves little."""
-        from gradlint.python.partial import focus
-
-        focused = focus(text, patterns)
-        if focused is not None:
-            try:
-                return PythonFile(path, text, self.parse(path, focused).module)
-            except FrontEndSyntaxError:
-                pass  # parsed whole, so that the error is reported where it is
-        return self.parse(path, text)
 
     def suppressions(self, text: str, line_index: LineIndex) -> LineSuppressions:
         return python_suppressions(text, line_index)

@@ -9,8 +9,6 @@ from typing import Dict, Iterable, Iterator, Optional
 
 import libcst as cst
 
-from gradlint.python.children import children as child_nodes
-
 
 def dotted(node: cst.BaseExpression) -> Optional[str]:
     """`a.b.c` for an attribute chain on a name, None for anything else."""
@@ -77,6 +75,8 @@ class ImportTable:
 
 
 def _all_imports(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    from gradlint.python.children import children as child_nodes  # loads libcst's nodes: not on warm runs
+
     stack = [node]
     while stack:
         current = stack.pop()

@@ -150,13 +150,13 @@ def _schema_errors(document):
 
 
 def test_sarif_validates_against_the_official_schema(project, run_cli):
-    project.joinpath("unreadable.py").write_bytes(b"# coding: no-such-codec\nx = 1\n")
+    project.joinpath("unreadable.ipynb").write_text("{not json", encoding="utf-8")
     result = run_cli("check", "--output-format", "sarif", ".")
     document = json.loads(result.stdout)
     assert _schema_errors(document) == []
     run = document["runs"][0]
     assert run["invocations"][0]["executionSuccessful"] is False
-    assert "unreadable.py" in run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"]
+    assert "unreadable.ipynb" in run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"]
 
 
 def test_sarif_of_notebook_and_clean_runs_validates(tmp_path, monkeypatch, run_cli):

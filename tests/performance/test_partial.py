@@ -174,3 +174,19 @@ def test_a_tuple_prefilter_needs_every_pattern(text, found):
     findings = linter.check_text(text, "gen.py", language_for("gen.py"))
     assert [f.code for f in findings] == (["GL990"] if found else [])
     assert NeedsBoth.prefilter_for("python").pattern == r"\bno_grad\b"
+
+
+def test_a_syntax_error_outside_the_focused_statements_is_still_reported():
+    from gradlint.engine import Linter
+    from gradlint.frontend import language_for
+    from gradlint.settings import Settings, resolve_selection
+
+    filler = "".join(f"def helper_{n}(x):\n    return x + {n}\n\n\n" for n in range(30))
+    text = ("import torch\n\n\ndef evaluate(model, x):\n    with torch.no_grad:\n        return model(x)\n\n\n"
+            + filler + "def broken(:\n    pass\n")
+    linter = Linter(Settings(enabled=resolve_selection(["GL001", "GL402"], [], [])))
+    findings = linter.check_text(text, "m.py", language_for("m.py"))
+    assert [finding.code for finding in findings] == ["GL001"]
+    assert findings[0].start.line >= text.count("\n") - 1  # at the broken definition, not in the focus
+    fine = linter.check_text(text.replace("def broken(:", "def broken():"), "m.py", language_for("m.py"))
+    assert [(finding.code, finding.start.line) for finding in fine] == [("GL402", 5)]
