@@ -2,9 +2,10 @@
 
 A rule is one module holding one `Rule` subclass. Its docstring is its documentation,
 in markdown sections (see `REQUIRED_SECTIONS`). It implements `check_<language>` for
-each language it applies to (`check_python`, `check_cpp`); the languages are derived
-from those methods, so nothing is declared twice. Rules hold no state between files
-and do no I/O: they read the parsed model a front end hands them.
+each language it applies to (`check_python`, `check_cpp`), or, as a package, holds a
+`<language>.py` module with a `check(file)` function beside its `__init__.py`; the
+languages are derived from those, so nothing is declared twice. Rules hold no state
+between files and do no I/O: they read the parsed model a front end hands them.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import sys
 from dataclasses import dataclass
 from typing import ClassVar, Dict, Iterable, Mapping, Optional, Tuple, Union
 
@@ -63,10 +65,11 @@ class Rule:
 
     @classmethod
     def languages(cls) -> Tuple[str, ...]:
-        return tuple(
-            sorted(name[len("check_"):] for name in dir(cls)
-                   if name.startswith("check_") and callable(getattr(cls, name)))
-        )
+        """The `check_<language>` methods, and for a rule that is a package, the
+        `<language>.py` modules beside it (each with a `check(file)` function)."""
+        methods = {name[len("check_"):] for name in dir(cls)
+                   if name.startswith("check_") and callable(getattr(cls, name))}
+        return tuple(sorted(methods | set(_language_modules(cls.__module__))))
 
     @classmethod
     def prefilter_for(cls, language: str) -> Optional["re.Pattern[str]"]:
@@ -90,7 +93,22 @@ class Rule:
         return _parse_docs(inspect.cleandoc(cls.__doc__ or ""), cls.summary)
 
     def check(self, language: str, parsed) -> Iterable[Diagnostic]:
-        return getattr(self, "check_" + language)(parsed)
+        method = getattr(self, "check_" + language, None)
+        if method is not None:
+            return method(parsed)
+        return importlib.import_module(f"{type(self).__module__}.{language}").check(parsed)
+
+
+@functools.lru_cache(maxsize=None)
+def _language_modules(module_name: str) -> Tuple[str, ...]:
+    """`python`, `cpp`: the language modules of a rule package (found, not imported)."""
+    from gradlint.frontend import languages
+
+    path = getattr(sys.modules.get(module_name), "__path__", None)
+    if path is None:
+        return ()
+    names = {language.name for language in languages()}
+    return tuple(info.name for info in pkgutil.iter_modules(path) if info.name in names)
 
 
 @functools.lru_cache(maxsize=None)

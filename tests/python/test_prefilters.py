@@ -31,7 +31,7 @@ def test_prefilter_matches_every_file_the_rule_reports(code):
     reported = 0
     for fixture in PYTHON_FIXTURES:
         text, parsed = _parsed(fixture.path)
-        findings = list(rule.check_python(parsed))
+        findings = list(rule.check("python", parsed))
         if findings:
             reported += 1
             assert pattern.search(text), f"{code} reports in {fixture.id} but its prefilter does not match"

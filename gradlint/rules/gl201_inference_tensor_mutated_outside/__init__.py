@@ -98,13 +98,3 @@ class InferenceTensorMutatedOutside(Rule):
     # Inference mode is entered somewhere in the file (the alias import names it too).
     prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
     needs_whole_module = True  # the flow follows values into calls to any function of the module
-
-    def check_cpp(self, file):
-        from gradlint.rules.gl201_inference_tensor_mutated_outside.cpp import check
-
-        return check(file)
-
-    def check_python(self, file):
-        from gradlint.rules.gl201_inference_tensor_mutated_outside.python import check
-
-        return check(file)

@@ -81,13 +81,3 @@ class InferenceTensorRequiresGrad(Rule):
     fix_safety = Safety.SAFE
     prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
     needs_whole_module = True  # the flow follows values into calls to any function of the module
-
-    def check_cpp(self, file):
-        from gradlint.rules.gl202_inference_tensor_requires_grad.cpp import check
-
-        return check(file)
-
-    def check_python(self, file):
-        from gradlint.rules.gl202_inference_tensor_requires_grad.python import check
-
-        return check(file)

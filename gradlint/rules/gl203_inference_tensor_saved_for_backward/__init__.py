@@ -80,13 +80,3 @@ class InferenceTensorSavedForBackward(Rule):
     fix_safety = Safety.SAFE
     prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
     needs_whole_module = True  # the flow follows values into calls to any function of the module
-
-    def check_cpp(self, file):
-        from gradlint.rules.gl203_inference_tensor_saved_for_backward.cpp import check
-
-        return check(file)
-
-    def check_python(self, file):
-        from gradlint.rules.gl203_inference_tensor_saved_for_backward.python import check
-
-        return check(file)

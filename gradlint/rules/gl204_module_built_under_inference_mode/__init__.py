@@ -82,13 +82,3 @@ class ModuleBuiltUnderInferenceMode(Rule):
     severity = Severity.ERROR
     prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
     needs_whole_module = True  # the flow follows values into calls to any function of the module
-
-    def check_cpp(self, file):
-        from gradlint.rules.gl204_module_built_under_inference_mode.cpp import check
-
-        return check(file)
-
-    def check_python(self, file):
-        from gradlint.rules.gl204_module_built_under_inference_mode.python import check
-
-        return check(file)

@@ -97,13 +97,3 @@ class InferenceModeInAutogradFunction(Rule):
     severity = Severity.ERROR
     fix_safety = Safety.SAFE
     prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
-
-    def check_cpp(self, file):
-        from gradlint.rules.gl301_inference_mode_in_autograd_function.cpp import check
-
-        return check(file)
-
-    def check_python(self, file):
-        from gradlint.rules.gl301_inference_mode_in_autograd_function.python import check
-
-        return check(file)

@@ -79,13 +79,3 @@ class GuardNoEffect(Rule):
     prefilter = {"python": r"(?m)(?:^[ \t]*|[;=][ \t]*)[\w.]*\b(?:inference_mode|no_grad|enable_grad)[ \t]*\("
                            r"|\b(?:inference_mode|no_grad|enable_grad)[ \t]+as\b",
                  "cpp": r"InferenceMode|NoGradGuard|AutoGradMode|AutoDispatchBelow|AutoNonVariableTypeMode|AutoFwGradMode"}
-
-    def check_cpp(self, file):
-        from gradlint.rules.gl401_guard_no_effect.cpp import check
-
-        return check(file)
-
-    def check_python(self, file):
-        from gradlint.rules.gl401_guard_no_effect.python import check
-
-        return check(file)

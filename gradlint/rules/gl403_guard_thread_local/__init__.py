@@ -77,13 +77,3 @@ class GuardThreadLocal(Rule):
     severity = Severity.WARNING
     prefilter = {"python": (r"\b(?:Thread|ThreadPoolExecutor|ThreadPool|Pool)\b", r"\b(?:no_grad|inference_mode|set_grad_enabled)\b"),
                  "cpp": r"std\s*::\s*(?:j?thread|async)"}
-
-    def check_cpp(self, file):
-        from gradlint.rules.gl403_guard_thread_local.cpp import check
-
-        return check(file)
-
-    def check_python(self, file):
-        from gradlint.rules.gl403_guard_thread_local.python import check
-
-        return check(file)

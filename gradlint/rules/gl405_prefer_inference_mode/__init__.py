@@ -1,6 +1,5 @@
 from gradlint.diagnostics import Safety, Severity
 from gradlint.rule import Rule
-from gradlint.rules.gl405_prefer_inference_mode import cpp
 
 
 class PreferInferenceMode(Rule):
@@ -135,11 +134,3 @@ class PreferInferenceMode(Rule):
     default_enabled = False
     fix_safety = Safety.UNSAFE
     prefilter = {"python": r"\bno_grad\b", "cpp": r"NoGradGuard|AutoGradMode"}
-
-    def check_cpp(self, file):
-        return cpp.find_prefer_inference_mode(file)
-
-    def check_python(self, file):
-        from gradlint.rules.gl405_prefer_inference_mode.python import check
-
-        return check(file)

@@ -112,7 +112,7 @@ class Signature:
     parameters: Tuple[Tuple[str, str], ...]  # (type, name)
 
 
-def find_prefer_inference_mode(file) -> Iterator[Diagnostic]:
+def check(file) -> Iterator[Diagnostic]:
     records: Optional[FrozenSet[str]] = None
     for guard in file.guards:
         if guard.guard not in ("NoGradGuard", "AutoGradMode") or not guard.disables_grad:
