@@ -49,12 +49,12 @@ class PythonFile:
         return InferenceFlow(self)
 
     def children(self, node):
-        """The node's children in source order (from the shared walk)."""
+        """The node's children in source order, trivia left out (from the shared walk)."""
         found = self._walk[3].get(node)
         if found is None:
-            from gradlint.python.children import children as child_nodes
+            from gradlint.python.children import code_children
 
-            return child_nodes(node)
+            return code_children(node)
         return found
 
     @cached_property
@@ -79,8 +79,9 @@ class PythonFile:
     @cached_property
     def _walk(self):
         """One walk shared by all rules: every node grouped by type in source order, each
-        node's parent, and each node's rank in source order."""
-        from gradlint.python.children import children as child_nodes
+        node's parent, and each node's rank in source order. Whitespace, comments and
+        punctuation are left out (gradlint.python.children.code_children)."""
+        from gradlint.python.children import code_children as child_nodes
 
         by_type: Dict[type, list] = {}
         parents: Dict[object, object] = {}
