@@ -114,14 +114,16 @@ def _non_bool_argument(file, call: cst.Call):
         return None
     positional = _positional(call)
     written = file.code_for(call.func)
-    start, end = file.span(call)
+    # Positions cost a pass over the module: computed only once a finding is certain.
     if guard == "set_grad_enabled":
         if not call.args:
+            start, end = file.span(call)
             return Diagnostic(start, end, (
                 f"`{written}()` needs the mode: this `with` raises TypeError: set_grad_enabled.__init__() "
                 f"missing 1 required positional argument: 'mode' (torch-semantics §2)"),
                 Fix((Edit(end - 1, end - 1, "False"),), Safety.DISPLAY_ONLY, "Pass the mode: `False` or `True`"))
         if positional and isinstance(positional[0].value, cst.Integer):
+            start, end = file.span(call)
             return Diagnostic(start, end, (
                 f"`{file.code_for(call)}` passes an int: this `with` raises TypeError: set_grad_enabled(): "
                 f"argument 'enabled' (position 1) must be bool, not int (torch-semantics §2)"),
@@ -131,6 +133,7 @@ def _non_bool_argument(file, call: cst.Call):
         if not call.args:
             return None
         argument = call.args[0].value
+        start, end = file.span(call)
         return Diagnostic(start, end, (
             f"`{file.code_for(call)}` decorates its argument instead of making a context manager: "
             f"this `with` raises {_FUNCTION_ERROR} (torch-semantics §2); write `{written}()`"),
@@ -140,6 +143,7 @@ def _non_bool_argument(file, call: cst.Call):
     if not positional or not _is_non_bool_literal(file, positional[0].value):
         return None
     argument = positional[0].value
+    start, end = file.span(call)
     return Diagnostic(start, end, (
         f"`{file.code_for(call)}`: a mode that is not a `bool` is taken for a function to decorate, so this "
         f"`with` raises {_FUNCTION_ERROR} (torch-semantics §2); pass `True` or `False`"),
