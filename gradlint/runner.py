@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import sys
 import tempfile
+import time
 import types
 from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -164,8 +165,8 @@ class ResultCache:
             return {}
         return entries if isinstance(entries, dict) else {}
 
-    def store(self, key: str, digest: bytes, encoded_findings: tuple) -> None:
-        self.updates[key] = (digest, encoded_findings)
+    def store(self, key: str, digest: bytes, encoded_findings: tuple, stamp: Optional[tuple] = None) -> None:
+        self.updates[key] = (digest, encoded_findings, stamp)
 
     def save(self) -> Optional[str]:
         """Merge this run's entries into the index on disk; an error message if it cannot."""
@@ -235,12 +236,13 @@ class _Job:
         entry = self.cache_entries.get(self.key(path)) if self.cache_entries is not None else None
         if entry is None:
             return None
-        try:
-            raw = read_bytes(path)
-        except SourceError:
-            return None  # lint() reports it
-        if entry[0] != content_hash(raw):
-            return None
+        if len(entry) < 3 or entry[2] is None or _stat_stamp(path) != entry[2]:
+            try:
+                raw = read_bytes(path)
+            except SourceError:
+                return None  # lint() reports it
+            if entry[0] != content_hash(raw):
+                return None
         findings = [_decode_finding(path, data) for data in entry[1]]
         if self.mode == "fix" and any(
                 f.fix is not None and f.fix.is_applicable(self.settings.unsafe_fixes) for f in findings):
@@ -251,6 +253,7 @@ class _Job:
         """The report, and the cache entry to store (None: nothing to cache)."""
         if self.linter is None:
             self.linter = Linter(self.settings, verbose=self.verbose)
+        stamp = _stat_stamp(path, settled=True)  # before reading: a later change moves it
         try:
             raw = read_bytes(path)
         except SourceError as error:
@@ -268,7 +271,25 @@ class _Job:
                 return report, None
             # The bytes just written: the same codec and byte-order mark as the original.
             digest = content_hash(language_for(path).decode(raw).encode(report.fixed))
-        return report, (digest, tuple(_encode_finding(f) for f in report.findings))
+            stamp = None
+        return report, (digest, tuple(_encode_finding(f) for f in report.findings), stamp)
+
+
+# A file modified this recently may change again within the same timestamp tick, so its
+# size and time do not prove its content (git's "racily clean" problem): hash it.
+_SETTLED_NS = 2_000_000_000
+
+
+def _stat_stamp(path: str, settled: bool = False) -> Optional[tuple]:
+    """(size, mtime) of the file, which lets a warm run skip reading it; None when it
+    cannot be had or, with `settled`, when the file changed in the last two seconds."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    if settled and status.st_mtime_ns > time.time_ns() - _SETTLED_NS:
+        return None
+    return status.st_size, status.st_mtime_ns
 
 
 _WORKER_JOB: Optional[_Job] = None

@@ -216,3 +216,37 @@ def test_a_warm_run_never_loads_libcst(tmp_path):
 
     assert run() == ["1", "True"]  # cold: the bad files are parsed
     assert run() == ["1", "False"]
+
+
+def test_a_warm_run_skips_reading_settled_files_but_never_trusts_a_moved_stamp(tmp_path, monkeypatch,
+                                                                              count_linted):
+    paths = make_tree(tmp_path, 3)
+    settled = 1_600_000_000_000_000_000  # long ago: size and time then prove the content
+    for path in paths:
+        os.utime(path, ns=(settled, settled))
+    cache = str(tmp_path / "cache")
+    run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    reads = []
+    original_read = runner.read_bytes
+    monkeypatch.setattr(runner, "read_bytes", lambda path: reads.append(path) or original_read(path))
+    warm = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert reads == [] and len(count_linted) == 3
+    assert [f.code for report in warm.reports for f in report.findings] == ["GL402", "GL101"]
+    # Same size, new content, the old time put back: only a time the file moved away from counts.
+    fixed = MISSING_PARENS.replace("model(x)", "model(y)")
+    (tmp_path / "bad_0.py").write_text(fixed)
+    assert len(fixed) == len(MISSING_PARENS)
+    os.utime(paths[0], ns=(settled + 1, settled + 1))
+    run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert set(reads) == {paths[0]} and count_linted[-1] == paths[0]
+
+
+def test_a_file_changed_just_now_is_hashed_on_the_next_run(tmp_path, monkeypatch):
+    paths = make_tree(tmp_path, 1)  # written just now: its time may not have moved yet
+    cache = str(tmp_path / "cache")
+    run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    reads = []
+    original_read = runner.read_bytes
+    monkeypatch.setattr(runner, "read_bytes", lambda path: reads.append(path) or original_read(path))
+    run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert reads == paths
