@@ -5,7 +5,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
+from gradlint.diagnostics import Edit, Fix, Safety
 from gradlint.python.flow import FlowEvent, Taint
 
 MAX_SNIPPET = 48
@@ -110,9 +110,8 @@ def flow_diagnostics(file, kind: str, consequence):
     """One diagnostic per flow event of `kind`: what the value is and where it was made,
     then `consequence(event)` (the operation and the runtime error), with the clone fix."""
     for event in file.inference_flow.events_of(kind):
-        start, end = file.span(event.node)
-        yield Diagnostic(
-            start, end,
+        yield file.diagnostic(
+            event.node,
             f"`{snippet(file, event.subject)}` {is_what(event.taint)} ({origin_of(file, event.taint)})"
             f"{passed_through(file, event)}; {consequence(event)}",
             clone_fix(file, event.taint, event.node),

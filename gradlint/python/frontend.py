@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
-from gradlint.diagnostics import LineIndex
+from gradlint.diagnostics import Diagnostic, LineIndex
 from gradlint.frontend import FrontEndSyntaxError, Language
 from gradlint.source import MAX_PYTHON_BYTES, DecodedSource, decode_python, python_gate
 from gradlint.suppression import LineSuppressions, python_suppressions
@@ -139,6 +139,11 @@ class PythonFile:
         line_start = self._lines.starts[self._lines.position(start).line - 1]
         prefix = self.text[line_start:start]
         return prefix if not prefix.strip() else ""
+
+    def diagnostic(self, node, message: str, fix=None) -> Diagnostic:
+        """A finding at `node`: its position is computed here, for what is reported only."""
+        start, end = self.span(node)
+        return Diagnostic(start, end, message, fix)
 
     def code_for(self, node) -> str:
         return self.module.code_for_node(node)

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
+from gradlint.diagnostics import Edit, Fix, Safety
 from gradlint.python.edits import line_start, unwrap_with
 from gradlint.rule import Rule
 
@@ -64,9 +64,8 @@ class GuardAsyncOrGenerator(Rule):
                 function = region.owner
                 if function.asynchronous is None:
                     continue
-                start, end = file.span(guard.node)
-                yield Diagnostic(
-                    start, end,
+                yield file.diagnostic(
+                    guard.node,
                     f"`@{file.code_for(guard.node)}` on `async def {function.name.value}` only covers making the "
                     f"coroutine: its body runs with the mode unchanged (torch-semantics §2); use `with` inside "
                     f"the coroutine",
@@ -82,9 +81,8 @@ class GuardAsyncOrGenerator(Rule):
             yielding = _first_yield(file, statement.body)
             if yielding is None:
                 continue
-            start, end = file.span(item.item)
-            yield Diagnostic(
-                start, end,
+            yield file.diagnostic(
+                item.item,
                 f"`{file.code_for(guard.node)}` stays on while the generator `{function.name.value}` is suspended "
                 f"at `yield` (line {file.line_of(yielding)}): the caller's code runs under it "
                 f"(torch-semantics §2); decorate the generator with `@{file.code_for(guard.node)}` instead",

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from gradlint.diagnostics import Diagnostic, Severity
+from gradlint.diagnostics import Severity
 from gradlint.python.flow import is_in_place_method
 from gradlint.python.guards import LOW_LEVEL_GUARDS
 from gradlint.rule import Rule
@@ -60,18 +60,16 @@ class UnsafeLowLevelGuard(Rule):
                 update = _first_in_place_update(file, statement.body, guarded)
                 if update is None:
                     continue
-                start, end = file.span(item.item)
-                yield Diagnostic(
-                    start, end,
+                yield file.diagnostic(
+                    item.item,
                     f"`{low_level}` around an in-place update (`{_short(file, update)}`, line {file.line_of(update)}): "
                     f"the version counter is not bumped, so backward can silently compute a wrong gradient "
                     f"(torch-semantics §5); use `torch.no_grad()`",
                 )
         for expression in file.nodes(cst.Expr):
             if _low_level(file, expression.value) == "_AutoDispatchBelowADInplaceOrView":
-                start, end = file.span(expression.value)
-                yield Diagnostic(
-                    start, end,
+                yield file.diagnostic(
+                    expression.value,
                     "`_AutoDispatchBelowADInplaceOrView()` made without `with` has no effect (torch-semantics §5)",
                 )
 

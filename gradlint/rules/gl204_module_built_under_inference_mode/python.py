@@ -1,5 +1,4 @@
 """GL204 in Python: read the module-training events of the inference-tensor flow."""
-from gradlint.diagnostics import Diagnostic
 from gradlint.python.flow_report import origin_of, passed_through, snippet
 
 
@@ -9,9 +8,8 @@ def check(file):
         if id(event.taint.origin) in reported:
             continue  # one finding per module: its first training use
         reported.add(id(event.taint.origin))
-        start, end = file.span(event.node)
-        yield Diagnostic(
-            start, end,
+        yield file.diagnostic(
+            event.node,
             f"`{snippet(file, event.subject)}` is a module built under inference mode "
             f"({origin_of(file, event.taint)}){passed_through(file, event)}, so its parameters are inference "
             f"tensors; training it (`{snippet(file, event.node)}`) silently loses weight gradients or raises "

@@ -2,7 +2,7 @@
 to a name that is never entered (torch-semantics §2)."""
 import libcst as cst
 
-from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
+from gradlint.diagnostics import Edit, Fix, Safety
 from gradlint.python.edits import wrap_statements
 from gradlint.python.guards import classify_guard
 
@@ -26,9 +26,8 @@ def check(file):
         if guard is None:
             continue
         written = file.code_for(statement.value)
-        start, end = file.span(statement.value)
-        yield Diagnostic(
-            start, end,
+        yield file.diagnostic(
+            statement.value,
             f"`{written}` as a statement makes a context manager and drops it: no mode changes "
             f"(torch-semantics §2); use `with {written}:` around the code it should cover",
             _wrap_rest_of_block(file, statement, written),
@@ -41,9 +40,8 @@ def check(file):
         function = file.guards.function_of(assign)
         if function is None or _is_read(file, function, name, assign.targets[0].target):
             continue
-        start, end = file.span(assign)
-        yield Diagnostic(
-            start, end,
+        yield file.diagnostic(
+            assign,
             f"`{name} = {file.code_for(assign.value)}` makes a guard that is never entered: no mode changes "
             f"(torch-semantics §2); write `with {file.code_for(assign.value)}:` around the code it should cover",
         )

@@ -2,7 +2,6 @@
 grad-mode guard: the worker thread does not see the guard (torch-semantics §3)."""
 import libcst as cst
 
-from gradlint.diagnostics import Diagnostic
 from gradlint.python.flow import dotted
 
 THREAD_CLASSES = frozenset({"threading.Thread", "threading.Timer"})
@@ -79,9 +78,8 @@ def check(file):
                 kind = kinds.get(dotted(receiver) or "")
             if kind is None or (kind == "thread") != (method == "start"):
                 continue
-            start, end = file.span(node)
-            yield Diagnostic(
-                start, end,
+            yield file.diagnostic(
+                node,
                 f"`{file.code_for(node.func)}(...)` inside `{file.code_for(guard.node)}`: grad mode is "
                 f"thread-local, so the worker thread runs with grad mode on and inference mode off "
                 f"(torch-semantics §3); enter the guard inside the function the thread runs",

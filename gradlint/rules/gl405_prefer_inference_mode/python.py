@@ -2,7 +2,7 @@
 or an in-place update, where `torch.inference_mode()` would do (torch-semantics §1, §4)."""
 import libcst as cst
 
-from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
+from gradlint.diagnostics import Edit, Fix, Safety
 from gradlint.python.flow import is_in_place_method, trains
 from gradlint.rules.gl301_inference_mode_in_autograd_function.python import autograd_function_methods
 
@@ -28,9 +28,8 @@ def check(file):
         bound = _bound_names(file, statement.body)
         if bound is None or _escapes(file, function, statement, bound):
             continue
-        start, end = file.span(guard.node)
-        yield Diagnostic(
-            start, end,
+        yield file.diagnostic(
+            guard.node,
             f"`{file.code_for(guard.node)}` covers pure inference here (nothing made in it reaches autograd, "
             f"an in-place update or the caller): `torch.inference_mode()` also skips view and version "
             f"tracking (torch-semantics §1)",
