@@ -23,6 +23,13 @@ _COMMENT_OPENER = re.compile(r"/[/*]")
 # but the closing quote and an unescaped line break.
 _STRING_BODY = re.compile(r'[^"\\\r\n]*(?:\\(?:\r\n|[\s\S])[^"\\\r\n]*)*')
 _CHAR_BODY = re.compile(r"[^'\\\r\n]*(?:\\(?:\r\n|[\s\S])[^'\\\r\n]*)*")
+# Complete literals directly one after another (`"a""b"`, adversarial runs of quotes).
+# Bounded (see `_end_of_runs`): `re` slows down on one unbounded repetition over a
+# megabyte, so runs are taken a few hundred at a time.
+_STRING_RUN = re.compile(r'(?:"[^"\\\r\n]*(?:\\(?:\r\n|[\s\S])[^"\\\r\n]*)*"){0,256}')
+_CHAR_RUN = re.compile(r"(?:'[^'\\\r\n]*(?:\\(?:\r\n|[\s\S])[^'\\\r\n]*)*'){0,256}")
+# What follows a digit separator inside a number: more digit groups and separators.
+_SEPARATED_DIGITS = re.compile(r"(?:'[0-9A-Za-z_.]+){0,256}")
 # Encoding prefixes and the raw-string marker right before a quote.
 _PREFIX = re.compile(r"(?:u8|u|U|L)?R?\Z")
 _RAW_DELIMITER = re.compile(r'[^()\\\s"]{0,16}\(')
@@ -126,7 +133,8 @@ def lex(text: str) -> Lexed:
         else:
             quote = start
             if opener == "'" and _is_digit_separator(text, quote):
-                position = quote + 1
+                # The rest of the number, separators and all, in one step.
+                position = max(quote + 1, _end_of_runs(_SEPARATED_DIGITS, text, quote))
                 continue
             prefix = _PREFIX.search(text, max(0, quote - 3), quote)
             literal_start = quote
@@ -141,7 +149,8 @@ def lex(text: str) -> Lexed:
             else:
                 body = (_CHAR_BODY if opener == "'" else _STRING_BODY).match(text, quote + 1).end()
                 if body < length and text[body] == text[quote]:
-                    end = body + 1
+                    # Literals that follow at once are blanked alike: take them in runs.
+                    end = _end_of_runs(_CHAR_RUN if opener == "'" else _STRING_RUN, text, body + 1)
                 else:
                     kind = "character" if opener == "'" else "string"
                     lexed.problems.append((literal_start, f"unterminated {kind} literal"))
@@ -151,6 +160,15 @@ def lex(text: str) -> Lexed:
     parts.append(text[last:])
     lexed.code = "".join(parts)
     return lexed
+
+
+def _end_of_runs(run: "re.Pattern[str]", text: str, position: int) -> int:
+    """Where repeated matches of a bounded `run` pattern stop, from `position`."""
+    while True:
+        following = run.match(text, position).end()
+        if following == position:
+            return position
+        position = following
 
 
 def _logical_line_end(text: str, position: int) -> int:
