@@ -281,8 +281,8 @@ def _classify(scope: Scope) -> None:
                 scope.name = re.sub(r"<.*", "", (head.group("name") or "")).strip().split("::")[-1]
                 scope.bases = (head.group("bases") or "").strip()
         return
-    if re.match(r'^\s*extern\b', text):
-        scope.kind = "namespace"  # `extern "C" {`: transparent
+    if re.match(r'^\s*extern\b[^()]*$', text):
+        scope.kind = "namespace"  # `extern "C" {`: transparent; `extern "C" T f(...) {` is a function
         return
     if _CONTROL.search(text):
         scope.kind = "block"

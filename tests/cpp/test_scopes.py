@@ -157,3 +157,8 @@ def test_thousands_of_nested_blocks_classify_without_recursing():
     innermost = _tree(text).scope_at(text.index("int y"))
     assert innermost.kind == "block"
     assert [scope.kind for scope in innermost.ancestors()][-2:] == ["function", "file"]
+
+
+def test_extern_c_linkage_blocks_are_transparent_and_extern_c_definitions_are_functions():
+    text = 'extern "C" {\nint a;\n}\nextern "C" JNIEXPORT jfloat JNICALL Java_Model_score(JNIEnv* env, jobject self) {\n  return 0;\n}\n'
+    assert _kinds(text) == [("namespace", ""), ("function", "Java_Model_score")]

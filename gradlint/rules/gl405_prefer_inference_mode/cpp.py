@@ -117,8 +117,8 @@ def check(file) -> Iterator[Diagnostic]:
     for guard in file.guards:
         if guard.guard not in ("NoGradGuard", "AutoGradMode") or not guard.disables_grad:
             continue
-        function = file.function_at(guard.type_start) or _extern_c_function(guard.scope)
-        if function is None or function.kind not in ("function", "method", "namespace"):
+        function = file.function_at(guard.type_start)
+        if function is None or function.kind not in ("function", "method"):
             continue  # at file scope, or in a lambda or block whose caller is unknown
         if _is_autograd_code(file, function) or _inference_mode_already_on(file, guard, function):
             continue
@@ -141,15 +141,6 @@ def _inference_mode_already_on(file, guard, function: Scope) -> bool:
                 and other.scope.open < guard.type_start < other.scope.close):
             return True
     return False
-
-
-def _extern_c_function(scope: Scope) -> Optional[Scope]:
-    """`extern "C" RET name(...) {`: the scope tree reads it as an `extern "C" {` block."""
-    while scope is not None and scope.kind == "block":
-        scope = scope.parent
-    if scope is not None and scope.kind == "namespace" and re.match(r"\s*extern\b[^{;]*\)\s*$", scope.header):
-        return scope
-    return None
 
 
 def _diagnostic(file, guard, function_name: str) -> Diagnostic:
