@@ -81,6 +81,8 @@ class Linter:
         for rule in candidates:
             if all(matches(pattern) for pattern in rule.prefilters_for(language.name)):
                 active.append(rule)
+        if active and decode_error is None:
+            active = self._screened(active, text, language)
         if not active:
             return []
         reported: List[Tuple[Rule, Diagnostic]] = []
@@ -104,6 +106,25 @@ class Linter:
             except Exception as error:  # one rule's bug must not stop the others
                 reported.append((self._rules[INTERNAL_ERROR], self._internal_error(rule, path, error)))
         return self._stamp(reported, text, path, language)
+
+    def _screened(self, rules: List[Rule], text: str, language: Language) -> List[Rule]:
+        """The rules whose structural screen passes on the language's outline of `text`; all
+        of them when one has no screen (the file is parsed for it anyway) or there is no
+        outline (a syntax error: the parse reports it)."""
+        screens = [rule.screen(language.name) for rule in rules]
+        if None in screens:
+            return rules
+        outline = language.outline(text)
+        if outline is None:
+            return rules
+        passing = []
+        for rule, screen in zip(rules, screens):
+            try:
+                if screen(outline):
+                    passing.append(rule)
+            except Exception:  # a screen's bug must not hide findings: let the rule run
+                passing.append(rule)
+        return passing
 
     def _internal_error(self, rule: Rule, path: str, error: BaseException) -> Diagnostic:
         message = f"rule {rule.code} ({rule.name}) failed on this file: {type(error).__name__}: {error}"

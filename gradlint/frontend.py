@@ -39,6 +39,12 @@ class Language:
         then parse only the parts they match."""
         raise NotImplementedError
 
+    def outline(self, text: str):
+        """A cheap structural view of `text` that rules' screens read before anything is
+        parsed (`Rule.screen`); None when the language has none or `text` does not allow
+        one: then the rules run on the full parse."""
+        return None
+
     def suppressions(self, text: str, line_index) -> "Suppressions":
         raise NotImplementedError
 

@@ -16,7 +16,7 @@ import pkgutil
 import re
 import sys
 from dataclasses import dataclass
-from typing import ClassVar, Dict, Iterable, Mapping, Optional, Tuple, Union
+from typing import Callable, ClassVar, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 from gradlint.diagnostics import Diagnostic, Safety, Severity
 
@@ -97,6 +97,19 @@ class Rule:
         if method is not None:
             return method(parsed)
         return importlib.import_module(f"{type(self).__module__}.{language}").check(parsed)
+
+    def screen(self, language: str) -> Optional[Callable[[object], bool]]:
+        """The rule's structural screen for `language`, or None when it has none (then every
+        file its prefilter selects is parsed). A screen reads the language's cheap outline
+        (`Language.outline`) and answers whether the file can hold a finding: a necessary
+        condition of `check`, written as `screen_<language>(outline)` or as a `screen`
+        function beside `check` in the rule's `<language>.py`."""
+        method = getattr(self, "screen_" + language, None)
+        if method is not None:
+            return method
+        if language not in _language_modules(type(self).__module__):
+            return None
+        return getattr(importlib.import_module(f"{type(self).__module__}.{language}"), "screen", None)
 
 
 @functools.lru_cache(maxsize=None)

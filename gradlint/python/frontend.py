@@ -179,6 +179,11 @@ class PythonLanguage(Language):
                     pass  # parsed whole, so that the error is reported where it is
         return PythonFile(path, text, self._libcst_parse(text))
 
+    def outline(self, text: str):
+        from gradlint.python.outline import parse_outline
+
+        return parse_outline(text)
+
     @staticmethod
     def _libcst_parse(text: str):
         import libcst

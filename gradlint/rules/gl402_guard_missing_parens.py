@@ -1,9 +1,12 @@
 from __future__ import annotations  # libcst loads only when a file is parsed
 
+import ast
+
 import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
 from gradlint.python.guards import canonical_guard
+from gradlint.python.outline import INFERENCE_MODE_CLASS, literal_bool
 from gradlint.rule import Rule
 
 _TYPE_ERROR = "TypeError: 'type' object does not support the context manager protocol"
@@ -61,6 +64,15 @@ class GuardMissingParens(Rule):
                  r"|\binference_mode\s*\(\s*(?!True\b|False\b|mode\b|\)|[A-Za-z_][\w.]*\s*[,)])"
                  r"|\bset_grad_enabled\s*\(\s*(?:\)|\d)")
 
+    def screen_python(self, outline) -> bool:
+        """A `with` item naming a guard class, or calling a guard with an argument it may
+        take for something else."""
+        for statement, _ in outline.statements_of(ast.With, ast.AsyncWith):
+            for item in statement.items:
+                if any(_may_misuse(guard) for guard in outline.guards(item.context_expr)):
+                    return True
+        return False
+
     def check_python(self, file):
         for statement in file.nodes(cst.With):
             for item in statement.items:
@@ -88,6 +100,24 @@ class GuardMissingParens(Rule):
                 )
 
 
+def _may_misuse(guard) -> bool:
+    """The screen's test of a `with` item's guard (an `ast` node)."""
+    if not guard.called:
+        return True
+    if guard.qualified == INFERENCE_MODE_CLASS:
+        return False
+    call = guard.node
+    positional = [arg for arg in call.args if not isinstance(arg, ast.Starred)]
+    if guard.kind == "no_grad":
+        return bool(call.args or call.keywords)
+    if guard.kind == "set_grad_enabled":
+        return not (call.args or call.keywords) or (
+            bool(positional) and isinstance(positional[0], ast.Constant) and type(positional[0].value) is int)
+    if guard.kind == "inference_mode":
+        return bool(positional) and literal_bool(positional[0]) is None
+    return False
+
+
 def _positional(call: cst.Call):
     return [arg for arg in call.args if arg.keyword is None and arg.star == ""]
 
@@ -110,7 +140,7 @@ def _non_bool_argument(file, call: cst.Call):
     guard = canonical_guard(file.qualified_name(call.func))
     if guard is None or guard not in ("inference_mode", "no_grad", "set_grad_enabled"):
         return None
-    if file.qualified_name(call.func) == "torch._C._InferenceMode":
+    if file.qualified_name(call.func) == INFERENCE_MODE_CLASS:
         return None
     positional = _positional(call)
     written = file.code_for(call.func)

@@ -1,7 +1,10 @@
+import ast
+
 import libcst as cst
 
 from gradlint.diagnostics import Edit, Fix, Safety
 from gradlint.python.edits import line_start, unwrap_with
+from gradlint.python.outline import nodes_in
 from gradlint.rule import Rule
 
 
@@ -56,6 +59,17 @@ class GuardAsyncOrGenerator(Rule):
     fix_safety = Safety.UNSAFE
     # A guard word (the alias import names it too), and `async` or `yield` somewhere
     prefilter = (r"\b(?:no_grad|inference_mode|enable_grad|set_grad_enabled)\b", r"\b(?:async|yield)\b")
+
+    def screen_python(self, outline) -> bool:
+        """A guard decorating an `async def`, or a `with` guard around `yield` in a `def`."""
+        for region in outline.regions:
+            if region.is_decorator:
+                if isinstance(region.owner, ast.AsyncFunctionDef):
+                    return True
+            elif isinstance(region.function, ast.FunctionDef) and any(
+                    isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes_in(region.body)):
+                return True
+        return False
 
     def check_python(self, file):
         for region in file.guards.regions:

@@ -1,3 +1,5 @@
+import ast
+
 import libcst as cst
 
 from gradlint.diagnostics import Severity
@@ -49,6 +51,14 @@ class UnsafeLowLevelGuard(Rule):
     summary = "Low-level guard that hides in-place updates from autograd"
     severity = Severity.WARNING
     prefilter = r"_AutoDispatchBelowADInplaceOrView|_unsafe_preserve_version_counter"
+
+    def screen_python(self, outline) -> bool:
+        """A low-level guard made in a `with` item, or as a statement."""
+        calls = [item.context_expr for statement, _ in outline.statements_of(ast.With, ast.AsyncWith)
+                 for item in statement.items]
+        calls.extend(call for call, _, _ in outline.calls_in_statements(ast.Expr))
+        return any(isinstance(call, ast.Call) and outline.qualified_names(call.func) & LOW_LEVEL_GUARDS.keys()
+                   for call in calls)
 
     def check_python(self, file):
         for statement in file.nodes(cst.With):

@@ -1,3 +1,5 @@
+import ast
+
 import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity
@@ -50,6 +52,11 @@ class SetGradEnabledAsScope(Rule):
     default_enabled = False
     fix_safety = Safety.UNSAFE
     prefilter = r"\bset_grad_enabled\b"
+
+    def screen_python(self, outline) -> bool:
+        """`torch.set_grad_enabled(...)` as a statement."""
+        return any(guard.kind == "set_grad_enabled" for call, _, _ in outline.calls_in_statements(ast.Expr)
+                   for guard in outline.guards(call))
 
     def check_python(self, file):
         for block in file.nodes(cst.IndentedBlock) + [file.module]:

@@ -1,7 +1,10 @@
 """GL203 in Python: read the save-for-backward events of the inference-tensor flow."""
 from gradlint.python.flow_report import flow_diagnostics, snippet
+from gradlint.python.outline import enters_inference_mode
 
 E_SAVE = "Inference tensors cannot be saved for backward"
+
+screen = enters_inference_mode  # Rule.screen: the flow starts only where inference mode is surely on
 
 
 def check(file):

@@ -1,5 +1,8 @@
 """GL204 in Python: read the module-training events of the inference-tensor flow."""
 from gradlint.python.flow_report import origin_of, passed_through, snippet
+from gradlint.python.outline import enters_inference_mode
+
+screen = enters_inference_mode  # Rule.screen: the flow starts only where inference mode is surely on
 
 
 def check(file):

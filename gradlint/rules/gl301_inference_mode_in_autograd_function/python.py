@@ -20,6 +20,10 @@ def autograd_function_methods(file):
     return methods
 
 
+def screen(outline) -> bool:
+    return outline.enters_inference_mode and any(outline.subclasses_of(FUNCTION_BASES))
+
+
 def check(file):
     methods = autograd_function_methods(file)
     if not methods:

@@ -1,10 +1,13 @@
 """GL401 in Python: a guard made and dropped (`torch.no_grad()` as a statement), or bound
 to a name that is never entered (torch-semantics §2)."""
+import ast
+
 import libcst as cst
 
 from gradlint.diagnostics import Edit, Fix, Safety
 from gradlint.python.edits import wrap_statements
 from gradlint.python.guards import classify_guard
+from gradlint.python.outline import INFERENCE_MODE_CLASS
 
 SCOPED_GUARDS = frozenset({"inference_mode", "no_grad", "enable_grad"})
 
@@ -15,9 +18,20 @@ def _made_guard(file, node):
     guard = classify_guard(file, node)
     if guard is None or guard.kind not in SCOPED_GUARDS:
         return None
-    if file.qualified_name(node.func) == "torch._C._InferenceMode":
+    if file.qualified_name(node.func) == INFERENCE_MODE_CLASS:
         return None
     return guard
+
+
+def screen(outline) -> bool:
+    """A guard call that is a whole statement, or assigned to a name in a function."""
+    for call, statement, function in outline.calls_in_statements(ast.Expr, ast.Assign):
+        if isinstance(statement, ast.Assign) and function is None:
+            continue
+        if any(guard.kind in SCOPED_GUARDS and guard.qualified != INFERENCE_MODE_CLASS
+               for guard in outline.guards(call)):
+            return True
+    return False
 
 
 def check(file):

@@ -1,8 +1,11 @@
 """GL403 in Python: a thread started, or work submitted to a thread pool, inside a
 grad-mode guard: the worker thread does not see the guard (torch-semantics §3)."""
+import ast
+
 import libcst as cst
 
 from gradlint.python.flow import dotted
+from gradlint.python.outline import nodes_in
 
 THREAD_CLASSES = frozenset({"threading.Thread", "threading.Timer"})
 EXECUTOR_CLASSES = frozenset({
@@ -50,6 +53,20 @@ def _made(file, call):
     if qualified in EXECUTOR_CLASSES:
         return "pool"
     return None
+
+
+def screen(outline) -> bool:
+    """A region that may turn grad off, around a `.start()` or a submitting call."""
+    for region in outline.regions:
+        if region.guard.kind == "inference_mode" and not region.guard.inference:
+            continue
+        if region.guard.kind == "enable_grad":
+            continue
+        for node in nodes_in(region.body):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and (node.func.attr == "start" or node.func.attr in SUBMIT_METHODS)):
+                return True
+    return False
 
 
 def check(file):

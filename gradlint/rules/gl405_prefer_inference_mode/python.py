@@ -11,6 +11,12 @@ READ_OUT_ATTRIBUTES = frozenset({"item", "tolist", "numpy", "shape", "size", "di
 READ_OUT_CALLS = frozenset({"print", "float", "int", "len", "str", "bool", "repr", "round"})
 
 
+def screen(outline) -> bool:
+    """A one-item `with torch.no_grad():` in a function."""
+    return any(region.guard.kind == "no_grad" and not region.is_decorator and region.function is not None
+               and len(region.owner.items) == 1 for region in outline.regions)
+
+
 def check(file):
     excluded = autograd_function_methods(file)
     for region in file.guards.regions:

@@ -1,0 +1,213 @@
+"""A cheap structural screen that runs before libcst parses a file.
+
+CPython's own parser (in C, about ten times faster than libcst) builds an `ast` tree;
+each Python rule's `screen(outline)` reads it and says whether the file can hold a
+finding of that rule. A screen is a necessary condition of its rule's libcst check
+(looser is allowed, stricter never): a file whose screens all say no is not parsed by
+libcst at all. Most files that mention a guard word only name the guard (in a list, a
+docstring, an `isinstance`), so this is where most of the parsing is saved.
+
+Names resolve through every import of the file: a name imported twice under different
+meanings resolves to both, so a screen never misses what the libcst check would see.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
+
+from gradlint.python.guards import canonical_guard
+
+FunctionDefinition = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+INFERENCE_MODE_CLASS = "torch._C._InferenceMode"
+
+
+def parse_outline(text: str) -> Optional["Outline"]:
+    """The outline of `text`, or None when CPython cannot parse it (then libcst parses it
+    and reports the error where it is)."""
+    try:
+        return Outline(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def dotted_name(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for an attribute chain on a name, None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def literal_bool(node: Optional[ast.AST]) -> Optional[bool]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+@dataclass(frozen=True)
+class ScreenGuard:
+    """A guard an expression may make (`gradlint.python.guards.Guard`, read from `ast`)."""
+
+    kind: str
+    qualified: str
+    inference: Optional[bool]
+    called: bool
+    node: ast.AST  # the expression: the call, or the bare class
+
+
+@dataclass(frozen=True)
+class ScreenRegion:
+    """Code that may run with `guard` active: a `with` item's body or a decorated function."""
+
+    guard: ScreenGuard
+    owner: Union[ast.With, ast.AsyncWith, FunctionDefinition]
+    function: Optional[FunctionDefinition]  # the function the region is in (its own, for a decorator)
+
+    @property
+    def is_decorator(self) -> bool:
+        return isinstance(self.owner, (ast.FunctionDef, ast.AsyncFunctionDef))
+
+    @property
+    def body(self) -> List[ast.stmt]:
+        return self.owner.body
+
+
+class Outline:
+    """What the screens ask of a module: imports, statements by kind, guard regions.
+    Only statements are walked; expressions are searched only inside guard regions."""
+
+    def __init__(self, module: ast.Module) -> None:
+        self.module = module
+
+    @cached_property
+    def _bindings(self) -> Dict[str, Set[str]]:
+        """Local name -> every qualified name an import binds it to, wherever the import is."""
+        bindings: Dict[str, Set[str]] = {}
+        for statement, _ in self.statements_of(ast.Import, ast.ImportFrom):
+            if isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    bindings.setdefault(local, set()).add(alias.name if alias.asname else local)
+            elif statement.module and not statement.level:
+                for alias in statement.names:
+                    if alias.name != "*":
+                        bindings.setdefault(alias.asname or alias.name, set()).add(
+                            statement.module + "." + alias.name)
+        return bindings
+
+    def qualified_names(self, node: ast.AST) -> FrozenSet[str]:
+        """`T.no_grad` -> {`torch.no_grad`} when `import torch as T`; empty when unknown."""
+        written = dotted_name(node)
+        if written is None:
+            return frozenset()
+        head, _, rest = written.partition(".")
+        suffix = "." + rest if rest else ""
+        return frozenset(target + suffix for target in self._bindings.get(head, ()))
+
+    def guards(self, expression: ast.AST) -> Iterator[ScreenGuard]:
+        """Every grad-mode guard `expression` may make (one per reading of its name)."""
+        called = isinstance(expression, ast.Call)
+        target = expression.func if called else expression
+        for qualified in self.qualified_names(target):
+            kind = canonical_guard(qualified)
+            if kind is None:
+                continue
+            inference = None
+            if kind == "inference_mode":
+                argument = _mode_argument(expression) if called else None
+                inference = True if argument is None else literal_bool(argument)
+            yield ScreenGuard(kind, qualified, inference, called, expression)
+
+    @cached_property
+    def _statements(self) -> Dict[type, List[Tuple[ast.stmt, Optional[FunctionDefinition]]]]:
+        """Every statement by type, with the function it is in, in source order."""
+        by_type: Dict[type, List[Tuple[ast.stmt, Optional[FunctionDefinition]]]] = {}
+        # Iterative: blocks nest at most 100 deep, but a long `elif` chain nests deeper.
+        stack: List[Tuple[List[ast.AST], Optional[FunctionDefinition]]] = [(self.module.body, None)]
+        while stack:
+            statements, function = stack.pop()
+            for statement in reversed(statements):
+                if isinstance(statement, ast.stmt):
+                    by_type.setdefault(type(statement), []).append((statement, function))
+                inner = statement if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
+                for field in ("handlers", "cases", "finalbody", "orelse", "body"):
+                    block = getattr(statement, field, None)
+                    if isinstance(block, list):
+                        stack.append((block, inner))
+        for found in by_type.values():
+            found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+        return by_type
+
+    def statements_of(self, *types: type) -> List[Tuple[ast.stmt, Optional[FunctionDefinition]]]:
+        """(statement, enclosing function) for every statement of these types."""
+        found = [pair for statement_type in types for pair in self._statements.get(statement_type, ())]
+        if len(types) > 1:
+            found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+        return found
+
+    def calls_in_statements(self, *types: type) -> Iterator[Tuple[ast.Call, ast.stmt, Optional[FunctionDefinition]]]:
+        """The calls that are the whole value of an expression statement or assignment."""
+        for statement, function in self.statements_of(*types):
+            value = getattr(statement, "value", None)
+            if isinstance(value, ast.Call):
+                yield value, statement, function
+
+    @cached_property
+    def regions(self) -> List[ScreenRegion]:
+        """Every `with` item that calls a guard and every guard decorator."""
+        found = []
+        for statement, function in self.statements_of(ast.With, ast.AsyncWith):
+            for item in statement.items:
+                for guard in self.guards(item.context_expr):
+                    if guard.called:
+                        found.append(ScreenRegion(guard, statement, function))
+        for definition, _ in self.statements_of(ast.FunctionDef, ast.AsyncFunctionDef):
+            for decorator in definition.decorator_list:
+                for guard in self.guards(decorator):
+                    found.append(ScreenRegion(guard, definition, definition))
+        return found
+
+    @cached_property
+    def enters_inference_mode(self) -> bool:
+        """Whether some region surely turns inference mode on: where the flow rules start."""
+        return any(region.guard.inference for region in self.regions)
+
+    def subclasses_of(self, bases: FrozenSet[str]) -> Iterator[ast.ClassDef]:
+        for klass, _ in self.statements_of(ast.ClassDef):
+            if any(self.qualified_names(base) & bases for base in klass.bases):
+                yield klass
+
+
+def _mode_argument(call: ast.Call) -> Optional[ast.AST]:
+    """The first positional argument, else `mode=`: what `Guard.inference` is read from."""
+    for argument in call.args:
+        if not isinstance(argument, ast.Starred):
+            return argument
+    for keyword in call.keywords:
+        if keyword.arg == "mode":
+            return keyword.value
+    return None
+
+
+def nodes_in(statements: List[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node in `statements`, not entering nested functions, lambdas or classes."""
+    stack: List[ast.AST] = list(reversed(statements))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _NESTED_SCOPES):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def enters_inference_mode(outline: Outline) -> bool:
+    """The screen of the inference-flow rules (GL201-GL204): the flow follows only values
+    made where inference mode is surely on."""
+    return outline.enters_inference_mode

@@ -1,0 +1,157 @@
+"""Each Python rule's screen (read from CPython's `ast` before libcst parses anything) is a
+necessary condition of its check: wherever the rule finds something, the screen passes.
+And the screens do their job: code that only names a guard is never parsed by libcst."""
+import functools
+import os
+import sys
+import textwrap
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from fixture_harness import all_fixtures  # noqa: E402
+from gradlint.diagnostics import Diagnostic  # noqa: E402
+from gradlint.engine import Linter  # noqa: E402
+from gradlint.python.frontend import PYTHON, PythonLanguage  # noqa: E402
+from gradlint.python.outline import parse_outline  # noqa: E402
+from gradlint.rule import Rule, all_rules  # noqa: E402
+from gradlint.settings import Settings, resolve_selection  # noqa: E402
+
+PYTHON_RULES = {code: rule for code, rule in all_rules().items() if "python" in rule.languages()}
+PYTHON_FIXTURES = [f for f in all_fixtures() if f.path.endswith(".py")]
+DEFAULT_CODES = resolve_selection(None, [], [])
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(path):
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    return PYTHON.parse(path, text), parse_outline(text)
+
+
+@pytest.mark.parametrize("code", sorted(PYTHON_RULES))
+def test_screen_passes_every_file_the_rule_reports(code):
+    rule = PYTHON_RULES[code]()
+    screen = rule.screen("python")
+    assert screen is not None, f"{code} has no Python screen: every file its prefilter selects is parsed"
+    reported = 0
+    for fixture in PYTHON_FIXTURES:
+        parsed, outline = _parsed(fixture.path)
+        if list(rule.check("python", parsed)):
+            reported += 1
+            assert outline is not None, fixture.id
+            assert screen(outline), f"{code} reports in {fixture.id} but its screen says it cannot"
+    assert reported, f"{code} reports nothing in any fixture"
+
+
+# Code that names guards in every way that cannot go wrong: no default rule may need libcst.
+NAMES_GUARDS_ONLY = '''
+import threading
+import torch
+from torch import inference_mode as im, no_grad
+
+SUPPORTED = {torch.no_grad: "off", torch.inference_mode: "inference", torch.enable_grad: "on"}
+
+
+def is_guard(value):
+    return isinstance(value, (torch.no_grad, torch.enable_grad, im))
+
+
+@torch.no_grad()
+def evaluate(model, batches):
+    return [model(batch) for batch in batches]
+
+
+@im(False)
+def train_step(model, batch):
+    with torch.set_grad_enabled(True), no_grad():
+        pass
+    return model(batch).sum()
+
+
+def stream(model, batches):
+    for batch in batches:
+        yield model(batch)
+    with torch.inference_mode(mode=False):
+        worker = threading.Thread(target=print)
+    worker.start()
+
+
+async def serve(model, request):
+    with torch.no_grad():
+        return model(await request)
+'''
+
+
+def _linter(codes=DEFAULT_CODES, extra_rules=()):
+    return Linter(Settings(enabled=frozenset(codes)), extra_rules=extra_rules)
+
+
+def _refuse_libcst(monkeypatch):
+    def refuse(text):
+        raise AssertionError("libcst parsed a file that every screen rejects")
+    monkeypatch.setattr(PythonLanguage, "_libcst_parse", staticmethod(refuse))
+
+
+def test_code_that_only_names_guards_is_not_parsed(monkeypatch):
+    _refuse_libcst(monkeypatch)
+    assert _linter().check_text(NAMES_GUARDS_ONLY, "names.py", PYTHON) == []
+
+
+def test_every_screen_rejects_code_that_only_names_guards():
+    outline = parse_outline(NAMES_GUARDS_ONLY)
+    for code in sorted(DEFAULT_CODES):
+        rule = all_rules()[code]()
+        if "python" in rule.languages():
+            assert not rule.screen("python")(outline), code
+
+
+@pytest.mark.parametrize("source, code", [
+    ("import torch\nwith torch.no_grad:\n    pass\n", "GL402"),
+    ("import torch\ndef f(x):\n    with torch.inference_mode():\n        y = x * 2\n    y.add_(1)\n", "GL201"),
+    ("from torch import no_grad as ng\ndef gen(xs):\n    with ng():\n        yield from xs\n", "GL404"),
+    ("import torch as T\nasync def f():\n    pass\nf = T.no_grad()(f)\n@T.enable_grad\nasync def g():\n    pass\n",
+     "GL404"),
+    ("import torch\ndef f():\n    torch.no_grad()\n", "GL401"),
+])
+def test_screened_run_still_finds(source, code):
+    findings = _linter().check_text(source, "case.py", PYTHON)
+    assert code in {finding.code for finding in findings}
+
+
+def test_syntax_error_is_still_reported():
+    source = "import torch\nwith torch.no_grad:\n    pass\nx = (\n"
+    assert [finding.code for finding in _linter().check_text(source, "broken.py", PYTHON)] == ["GL001"]
+
+
+class _BrokenScreen(Rule):
+    """
+    ## What it does
+    Reports every module, with a screen that fails.
+    ## Why is this bad?
+    It is a test.
+    ## Example
+    `x`
+    ## Use instead
+    `y`
+    ## Fix safety
+    None.
+    """
+
+    code = "GL990"
+    name = "broken-screen"
+    summary = "A rule whose screen raises"
+    prefilter = r"torch"
+
+    def screen_python(self, outline):
+        raise ValueError("screen bug")
+
+    def check_python(self, file):
+        yield Diagnostic(0, 1, "found")
+
+
+def test_a_failing_screen_lets_its_rule_run():
+    linter = _linter(codes={"GL990"}, extra_rules=[_BrokenScreen()])
+    findings = linter.check_text(textwrap.dedent("import torch\n"), "case.py", PYTHON)
+    assert [finding.code for finding in findings] == ["GL990"]
