@@ -16,7 +16,7 @@ import pkgutil
 import re
 import sys
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Dict, Iterable, Mapping, Optional, Tuple, Union
+from typing import Callable, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from gradlint.diagnostics import Diagnostic, Safety, Severity
 
@@ -67,9 +67,7 @@ class Rule:
     def languages(cls) -> Tuple[str, ...]:
         """The `check_<language>` methods, and for a rule that is a package, the
         `<language>.py` modules beside it (each with a `check(file)` function)."""
-        methods = {name[len("check_"):] for name in dir(cls)
-                   if name.startswith("check_") and callable(getattr(cls, name))}
-        return tuple(sorted(methods | set(_language_modules(cls.__module__))))
+        return _languages_of(cls)
 
     @classmethod
     def prefilter_for(cls, language: str) -> Optional["re.Pattern[str]"]:
@@ -81,12 +79,7 @@ class Rule:
     def prefilters_for(cls, language: str) -> Tuple["re.Pattern[str]", ...]:
         """Every pattern that must match (a tuple of patterns is a conjunction: a guard word
         *and* `yield`); empty when the rule always runs."""
-        pattern = cls.prefilter
-        if isinstance(pattern, Mapping):
-            pattern = pattern.get(language)
-        if not pattern:
-            return ()
-        return tuple(_compiled(part) for part in ((pattern,) if isinstance(pattern, str) else pattern))
+        return _prefilters_of(cls, language)
 
     @classmethod
     def docs(cls) -> RuleDocs:
@@ -112,6 +105,24 @@ class Rule:
         return getattr(importlib.import_module(f"{type(self).__module__}.{language}"), "screen", None)
 
 
+# Asked for every file: computed once per rule class.
+@functools.lru_cache(maxsize=None)
+def _languages_of(rule: type) -> Tuple[str, ...]:
+    methods = {name[len("check_"):] for name in dir(rule)
+               if name.startswith("check_") and callable(getattr(rule, name))}
+    return tuple(sorted(methods | set(_language_modules(rule.__module__))))
+
+
+@functools.lru_cache(maxsize=None)
+def _prefilters_of(rule: type, language: str) -> Tuple["re.Pattern[str]", ...]:
+    pattern = rule.prefilter
+    if isinstance(pattern, Mapping):
+        pattern = pattern.get(language)
+    if not pattern:
+        return ()
+    return tuple(_compiled(part) for part in ((pattern,) if isinstance(pattern, str) else pattern))
+
+
 @functools.lru_cache(maxsize=None)
 def _language_modules(module_name: str) -> Tuple[str, ...]:
     """`python`, `cpp`: the language modules of a rule package (found, not imported)."""
@@ -130,12 +141,53 @@ def _compiled(pattern: str) -> "re.Pattern[str]":
 
 
 def prefilter_matches(pattern: "re.Pattern[str]", text: str) -> bool:
-    """`pattern.search(text)`, after a search for strings every match contains: `in` finds
-    them far faster than the regex can fail, so most files are rejected without it."""
+    """Whether `pattern.search(text)` finds anything, first asking `in` for strings every
+    match contains (far faster than the regex can fail), then running the regex only
+    where those strings are: anchored at them when every match starts with one, on their
+    lines when no match can span a line break, over the whole text otherwise."""
     literals = _required_literals(pattern.pattern, pattern.flags)
-    if literals is not None and not any(literal in text for literal in literals):
+    if literals is None:
+        return pattern.search(text) is not None
+    present = [literal for literal in literals if literal in text]
+    if not present:
+        return False
+    leading, line_local = _search_plan(pattern.pattern, pattern.flags)
+    if leading is not None:
+        return any(pattern.match(text, start) for start in _occurrences(text, leading))
+    if line_local:
+        searched_to = -1
+        for start in _occurrences(text, present):
+            if start < searched_to:
+                continue  # its line was searched already
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", start)
+            searched_to = len(text) if line_end < 0 else line_end
+            if pattern.search(text, line_start, searched_to):
+                return True
         return False
     return pattern.search(text) is not None
+
+
+def _occurrences(text: str, literals: Iterable[str]) -> List[int]:
+    found = []
+    for literal in literals:
+        start = text.find(literal)
+        while start >= 0:
+            found.append(start)
+            start = text.find(literal, start + 1)
+    found.sort()
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _search_plan(pattern: str, flags: int) -> Tuple[Optional[Tuple[str, ...]], bool]:
+    """(strings one of which every match starts with, or None; whether no match can
+    contain a line break)."""
+    items = _sre_parse.parse(pattern, flags)
+    leading = _leading_literals(items)
+    if leading is not None and min(map(len, leading)) < _MIN_LITERAL:
+        leading = None
+    return leading, not _may_cross_line(items, bool(flags & re.DOTALL), bool(flags & re.MULTILINE))
 
 
 _MIN_LITERAL = 3  # shorter strings occur in nearly every file: no use as a first test
@@ -179,6 +231,97 @@ def _literals_of_sequence(items) -> Optional[frozenset]:
             consider(_literals_of_sequence(argument[2]))
     consider(frozenset(["".join(run)]) if run else None)
     return best
+
+
+def _leading_literals(items) -> Optional[Tuple[str, ...]]:
+    """The strings one of which every match of `items` starts with (after zero-width
+    anchors such as `\\b`, which an anchored match checks in place), or None."""
+    items = list(items)
+    while items and items[0][0] is _sre.AT:
+        items = items[1:]
+    if not items:
+        return None
+    op, argument = items[0]
+    if op is _sre.LITERAL:
+        run = []
+        for op, argument in items:
+            if op is not _sre.LITERAL:
+                break
+            run.append(chr(argument))
+        return ("".join(run),)
+    if op is _sre.SUBPATTERN and not argument[1] & re.IGNORECASE:
+        return _leading_literals(argument[3])
+    if op is _sre.BRANCH:
+        branches = [_leading_literals(branch) for branch in argument[1]]
+        if all(branches):
+            return tuple(sorted({literal for branch in branches for literal in branch}))
+    return None
+
+
+_NEWLINE = ord("\n")
+# Character classes that hold a line break.
+_CATEGORIES_WITH_NEWLINE = {_sre.CATEGORY_SPACE, _sre.CATEGORY_NOT_DIGIT, _sre.CATEGORY_NOT_WORD,
+                            _sre.CATEGORY_LINEBREAK}
+_CATEGORIES_WITHOUT_NEWLINE = {_sre.CATEGORY_DIGIT, _sre.CATEGORY_WORD, _sre.CATEGORY_NOT_SPACE,
+                               _sre.CATEGORY_NOT_LINEBREAK}
+
+
+def _may_cross_line(items, dotall: bool, multiline: bool) -> bool:
+    """Whether a match of `items` may hold a line break or be decided by the end of the
+    text (`$` outside multi-line mode, `\\Z`): then it cannot be searched line by line.
+    Anything not understood counts as crossing."""
+    for op, argument in items:
+        if op is _sre.LITERAL:
+            if argument == _NEWLINE:
+                return True
+        elif op is _sre.NOT_LITERAL:
+            if argument != _NEWLINE:
+                return True
+        elif op is _sre.ANY:
+            if dotall:
+                return True
+        elif op is _sre.IN:
+            if _set_holds_newline(argument):
+                return True
+        elif op is _sre.AT:
+            if argument is _sre.AT_END_STRING or (argument is _sre.AT_END and not multiline):
+                return True
+        elif op is _sre.SUBPATTERN:
+            add_flags = argument[1]
+            if _may_cross_line(argument[3], (dotall or bool(add_flags & re.DOTALL))
+                               and not argument[2] & re.DOTALL, multiline and not argument[2] & re.MULTILINE):
+                return True
+        elif op is _sre.BRANCH:
+            if any(_may_cross_line(branch, dotall, multiline) for branch in argument[1]):
+                return True
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) or op is getattr(_sre, "POSSESSIVE_REPEAT", None):
+            if _may_cross_line(argument[2], dotall, multiline):
+                return True
+        elif op in (_sre.ASSERT, _sre.ASSERT_NOT):
+            if _may_cross_line(argument[1], dotall, multiline):
+                return True
+        else:
+            return True
+    return False
+
+
+def _set_holds_newline(members) -> bool:
+    negated = False
+    holds = False
+    for op, argument in members:
+        if op is _sre.NEGATE:
+            negated = True
+        elif op is _sre.LITERAL:
+            holds = holds or argument == _NEWLINE
+        elif op is _sre.RANGE:
+            holds = holds or argument[0] <= _NEWLINE <= argument[1]
+        elif op is _sre.CATEGORY and argument in _CATEGORIES_WITHOUT_NEWLINE:
+            continue
+        elif op is _sre.CATEGORY and argument in _CATEGORIES_WITH_NEWLINE:
+            holds = True
+        else:
+            return True  # not understood
+    return holds != negated
 
 
 def _parse_docs(text: str, summary: str) -> RuleDocs:

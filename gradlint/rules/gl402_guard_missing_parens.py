@@ -69,7 +69,7 @@ class GuardMissingParens(Rule):
         take for something else."""
         for statement, _ in outline.statements_of(ast.With, ast.AsyncWith):
             for item in statement.items:
-                if any(_may_misuse(guard) for guard in outline.guards(item.context_expr)):
+                if any(_may_misuse(guard, outline) for guard in outline.guards(item.context_expr)):
                     return True
         return False
 
@@ -100,7 +100,7 @@ class GuardMissingParens(Rule):
                 )
 
 
-def _may_misuse(guard) -> bool:
+def _may_misuse(guard, outline) -> bool:
     """The screen's test of a `with` item's guard (an `ast` node)."""
     if not guard.called:
         return True
@@ -114,8 +114,19 @@ def _may_misuse(guard) -> bool:
         return not (call.args or call.keywords) or (
             bool(positional) and isinstance(positional[0], ast.Constant) and type(positional[0].value) is int)
     if guard.kind == "inference_mode":
-        return bool(positional) and literal_bool(positional[0]) is None
+        return bool(positional) and _may_be_non_bool_literal(positional[0], outline)
     return False
+
+
+def _may_be_non_bool_literal(node, outline) -> bool:
+    """The screen's `_is_non_bool_literal`, on an `ast` node."""
+    if isinstance(node, ast.UnaryOp):
+        return _may_be_non_bool_literal(node.operand, outline)
+    if isinstance(node, ast.Constant):
+        return literal_bool(node) is None
+    if isinstance(node, ast.JoinedStr):
+        return True
+    return isinstance(node, ast.Call) and bool(outline.qualified_names(node.func) & _NON_BOOL_CALLS)
 
 
 def _positional(call: cst.Call):

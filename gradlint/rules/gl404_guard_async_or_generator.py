@@ -4,7 +4,7 @@ import libcst as cst
 
 from gradlint.diagnostics import Edit, Fix, Safety
 from gradlint.python.edits import line_start, unwrap_with
-from gradlint.python.outline import nodes_in
+from gradlint.python.outline import dotted_name, nodes_in
 from gradlint.rule import Rule
 
 
@@ -66,8 +66,11 @@ class GuardAsyncOrGenerator(Rule):
             if region.is_decorator:
                 if isinstance(region.owner, ast.AsyncFunctionDef):
                     return True
-            elif isinstance(region.function, ast.FunctionDef) and any(
-                    isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes_in(region.body)):
+            elif (isinstance(region.function, ast.FunctionDef)
+                  and not any(_names_context_manager(dotted_name(decorator.func if isinstance(decorator, ast.Call)
+                                                                 else decorator))
+                              for decorator in region.function.decorator_list)
+                  and any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes_in(region.body))):
                 return True
         return False
 
@@ -108,9 +111,14 @@ def _is_context_manager(function) -> bool:
     for decorator in function.decorators:
         target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
         name = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", "")
-        if name.endswith("contextmanager"):
+        if _names_context_manager(name):
             return True
     return False
+
+
+def _names_context_manager(name) -> bool:
+    """`contextlib.contextmanager`, `asynccontextmanager`: a decorator whose last name says so."""
+    return bool(name) and name.rsplit(".", 1)[-1].endswith("contextmanager")
 
 
 def _first_yield(file, body):

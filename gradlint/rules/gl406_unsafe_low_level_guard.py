@@ -5,6 +5,7 @@ import libcst as cst
 from gradlint.diagnostics import Severity
 from gradlint.python.flow import is_in_place_method
 from gradlint.python.guards import LOW_LEVEL_GUARDS
+from gradlint.python.outline import nodes_in
 from gradlint.rule import Rule
 
 
@@ -53,12 +54,21 @@ class UnsafeLowLevelGuard(Rule):
     prefilter = r"_AutoDispatchBelowADInplaceOrView|_unsafe_preserve_version_counter"
 
     def screen_python(self, outline) -> bool:
-        """A low-level guard made in a `with` item, or as a statement."""
-        calls = [item.context_expr for statement, _ in outline.statements_of(ast.With, ast.AsyncWith)
-                 for item in statement.items]
-        calls.extend(call for call, _, _ in outline.calls_in_statements(ast.Expr))
-        return any(isinstance(call, ast.Call) and outline.qualified_names(call.func) & LOW_LEVEL_GUARDS.keys()
-                   for call in calls)
+        """A low-level guard made as a statement, or in a `with` around what may update in place."""
+        def low_level(node) -> bool:
+            return isinstance(node, ast.Call) and bool(outline.qualified_names(node.func) & LOW_LEVEL_GUARDS.keys())
+
+        if any(low_level(call) for call, _, _ in outline.calls_in_statements(ast.Expr)):
+            return True
+        for statement, _ in outline.statements_of(ast.With, ast.AsyncWith):
+            for item in statement.items:
+                if low_level(item.context_expr):
+                    call = item.context_expr
+                    guarded = {value.id for value in call.args + [keyword.value for keyword in call.keywords]
+                               if isinstance(value, ast.Name)}
+                    if any(_may_update_in_place(node, guarded) for node in nodes_in(statement.body)):
+                        return True
+        return False
 
     def check_python(self, file):
         for statement in file.nodes(cst.With):
@@ -82,6 +92,20 @@ class UnsafeLowLevelGuard(Rule):
                     expression.value,
                     "`_AutoDispatchBelowADInplaceOrView()` made without `with` has no effect (torch-semantics §5)",
                 )
+
+
+def _may_update_in_place(node, guarded) -> bool:
+    """`_first_in_place_update`'s test of one node, on an `ast` node."""
+    targets = [node.target] if isinstance(node, ast.AugAssign) else node.targets if isinstance(node, ast.Assign) else []
+    for target in targets:
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        if isinstance(target, ast.Name) and target.id in guarded:
+            return True
+    if isinstance(node, ast.Call):
+        return ((isinstance(node.func, ast.Attribute) and is_in_place_method(node.func.attr))
+                or any(keyword.arg == "out" for keyword in node.keywords))
+    return False
 
 
 def _low_level(file, node):

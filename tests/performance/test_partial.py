@@ -12,7 +12,7 @@ from gradlint.engine import Linter
 from gradlint.frontend import language_for
 from gradlint.python import partial
 from gradlint.python.partial import focus, statement_starts
-from gradlint.rule import Rule, _required_literals
+from gradlint.rule import Rule, _required_literals, _search_plan, all_rules, prefilter_matches
 from gradlint.settings import Settings, resolve_selection
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -134,20 +134,52 @@ def test_required_literals(pattern, literals):
 PATTERNS = [
     r"\b(?:no_grad|enable_grad|inference_mode|set_grad_enabled)\b(?!\s*\()|\bno_grad\s*\(\s*[^\s)]",
     r"std\s*::\s*(?:j?thread|async)",
-    r"(?:ab)+c(?:de|fgh)i",
+    r"(?:abc)+x(?:def|ghij)y",
     r"x(?:yz|w)?abc",
 ]
 
 
 @hypothesis_settings(max_examples=300, deadline=None)
 @given(st.sampled_from(PATTERNS), st.lists(st.sampled_from(
-    ["no_grad", "inference_mode", "(", " ", "x", "std", "::", "thread", "j", "ab", "c", "de", "fgh", "i",
+    ["no_grad", "inference_mode", "(", " ", "x", "std", "::", "thread", "j", "abc", "c", "def", "ghij", "y",
      "yz", "w", "abc", "_", "async"]), max_size=12))
 def test_a_text_the_pattern_matches_contains_a_required_literal(pattern, pieces):
     text = "".join(pieces)
     literals = _required_literals(pattern, re.compile(pattern).flags)
     if re.search(pattern, text):
         assert literals is not None and any(literal in text for literal in literals)
+
+
+RULE_PATTERNS = sorted({pattern.pattern for rule in all_rules().values()
+                        for language in rule.languages() for pattern in rule.prefilters_for(language)})
+# Each search plan: anchored at leading strings, line by line, and neither (end anchors, DOTALL).
+PLAN_PATTERNS = RULE_PATTERNS + [
+    r"\bno_grad\s*:", r"(?m)no_grad\s*$", r"no_grad[^(]*\)", r"(?s)no_grad.*yield", r"no_grad\Z",
+    r"(?m)^[ \t]*\w*yield\b", r"(?:x|y)no_grad", r"[a-z]*no_grad\b(?!\()",
+]
+
+
+@pytest.mark.parametrize("pattern, leading, line_local", [
+    (r"\b(?:no_grad|enable_grad)\s*:", ("enable_grad", "no_grad"), False),
+    (r"(?m)^[ \t]*\w*no_grad\b", None, True),
+    (r"(?m)no_grad$", ("no_grad",), True),
+    (r"no_grad$", ("no_grad",), False),  # `$` at a line's end is not the text's end
+    (r"(?s)no_grad.", ("no_grad",), False),
+    (r"no_grad[^(]", ("no_grad",), False),
+])
+def test_search_plan(pattern, leading, line_local):
+    assert _search_plan(pattern, re.compile(pattern).flags) == (leading, line_local)
+
+
+@hypothesis_settings(max_examples=1500, deadline=None)
+@given(st.sampled_from(PLAN_PATTERNS), st.lists(st.sampled_from(
+    ["no_grad", "inference_mode", "InferenceMode", "yield", "async", "Thread", "std", "::", "thread", "(", ")",
+     ":", " ", "\t", "\n", "\r\n", "x", "=", ";", ".", "_", "as", "set_grad_enabled", "enable_grad", "1",
+     "_unsafe_preserve_version_counter", "NoGradGuard"]), max_size=16))
+def test_prefilter_matches_is_search(pattern, pieces):
+    text = "".join(pieces)
+    compiled = re.compile(pattern)
+    assert prefilter_matches(compiled, text) == (compiled.search(text) is not None)
 
 
 class NeedsBoth(Rule):

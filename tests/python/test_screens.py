@@ -47,6 +47,7 @@ def test_screen_passes_every_file_the_rule_reports(code):
 
 # Code that names guards in every way that cannot go wrong: no default rule may need libcst.
 NAMES_GUARDS_ONLY = '''
+import contextlib
 import threading
 import torch
 from torch import inference_mode as im, no_grad
@@ -81,6 +82,18 @@ def stream(model, batches):
 async def serve(model, request):
     with torch.no_grad():
         return model(await request)
+
+
+@contextlib.contextmanager
+def grad_on(x):
+    with torch.enable_grad(), torch.inference_mode(x.is_inference()):
+        yield
+
+
+def bump_later(x):
+    with torch.autograd._unsafe_preserve_version_counter(x):
+        y = x.detach()
+    return y
 '''
 
 
