@@ -96,5 +96,5 @@ class InferenceTensorMutatedOutside(Rule):
     summary = "Tensor made under `inference_mode` updated in place after the block"
     fix_safety = Safety.SAFE
     # Inference mode is entered somewhere in the file (the alias import names it too).
-    prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
+    prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     needs_whole_module = True  # the flow follows values into calls to any function of the module

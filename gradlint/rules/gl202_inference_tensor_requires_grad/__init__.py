@@ -79,5 +79,5 @@ class InferenceTensorRequiresGrad(Rule):
     summary = "Tensor made under inference mode set to require grad outside it"
     severity = Severity.ERROR
     fix_safety = Safety.SAFE
-    prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
+    prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     needs_whole_module = True  # the flow follows values into calls to any function of the module

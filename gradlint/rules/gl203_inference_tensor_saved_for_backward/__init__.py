@@ -78,5 +78,5 @@ class InferenceTensorSavedForBackward(Rule):
     summary = "Tensor made under inference mode saved for backward outside it"
     severity = Severity.ERROR
     fix_safety = Safety.SAFE
-    prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
+    prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     needs_whole_module = True  # the flow follows values into calls to any function of the module

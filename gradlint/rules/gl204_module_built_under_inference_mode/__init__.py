@@ -80,5 +80,5 @@ class ModuleBuiltUnderInferenceMode(Rule):
     name = "module-built-under-inference-mode"
     summary = "Module built under inference mode, then trained"
     severity = Severity.ERROR
-    prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
+    prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     needs_whole_module = True  # the flow follows values into calls to any function of the module

@@ -96,4 +96,4 @@ class InferenceModeInAutogradFunction(Rule):
     summary = "Inference mode inside a custom autograd Function's forward/backward"
     severity = Severity.ERROR
     fix_safety = Safety.SAFE
-    prefilter = {"python": r"inference_mode|_InferenceMode", "cpp": r"InferenceMode"}
+    prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
