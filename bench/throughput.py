@@ -14,6 +14,7 @@ whole process tree's (a pool's workers included) proportional set size, sampled 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import platform
 import random
@@ -242,6 +243,9 @@ def snapshot_gradlint(work: str) -> None:
     target = os.path.join(work, "snapshot")
     shutil.copytree(os.path.dirname(gradlint.__file__), os.path.join(target, "gradlint"),
                     ignore=shutil.ignore_patterns("__pycache__"))
+    # Byte-compiled as `pip install` leaves it (and as the peers are): a machine that sets
+    # PYTHONDONTWRITEBYTECODE would otherwise compile every module on every run.
+    compileall.compile_dir(target, quiet=1)
     os.environ["PYTHONPATH"] = target + os.pathsep + os.environ.get("PYTHONPATH", "")
 
 

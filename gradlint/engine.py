@@ -5,13 +5,14 @@ findings. Fixing is checking in a loop with the fixes applied in between.
 """
 from __future__ import annotations
 
+import re
 import traceback
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex
 from gradlint.frontend import FrontEndSyntaxError, Language, language_for
-from gradlint.rule import Rule, all_rules, prefilter_matches
+from gradlint.rule import Rule, TextSearch, all_rules, required_strings
 from gradlint.settings import Settings
 from gradlint.source import (
     ConcurrentModification, DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
@@ -40,6 +41,15 @@ class FileReport:
         return self.fixed is not None and self.fixed != self.original
 
 
+@dataclass(frozen=True)
+class _Selection:
+    """The enabled rules of one language with their prefilters, and the strings one of
+    which a file must hold for any of them to run (None: some rule runs on any text)."""
+
+    rules: Tuple[Tuple[Rule, Tuple["re.Pattern[str]", ...]], ...]
+    gate: Optional[Tuple[str, ...]]
+
+
 @dataclass
 class FixOutcome:
     text: str
@@ -58,6 +68,7 @@ class Linter:
         self._rules: Dict[str, Rule] = {code: cls() for code, cls in all_rules().items()}
         # Rules from outside the package (tests, embedding tools); enable them in settings.
         self._rules.update((rule.code, rule) for rule in extra_rules)
+        self._selections: Dict[Tuple[str, frozenset], _Selection] = {}
 
     # -- checking ---------------------------------------------------------------------------
 
@@ -66,21 +77,11 @@ class Linter:
                    decode_error: Optional[UndecodableSource] = None) -> List[Finding]:
         """`decode_error`: `text` is a lossy decoding; report GL001 if any rule would parse it."""
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
-        candidates = [
-            rule for code, rule in self._rules.items()
-            if code in enabled and language.name in rule.languages()
-        ]
-        active = []
-        matched: Dict[object, bool] = {}  # several rules share one prefilter
-
-        def matches(pattern) -> bool:
-            if pattern not in matched:
-                matched[pattern] = prefilter_matches(pattern, text)
-            return matched[pattern]
-
-        for rule in candidates:
-            if all(matches(pattern) for pattern in rule.prefilters_for(language.name)):
-                active.append(rule)
+        selection = self._selection(language.name, enabled)
+        search = TextSearch(text)
+        if selection.gate is not None and not search.has_any(selection.gate):
+            return []  # no rule's first prefilter can match: most files end here
+        active = [rule for rule, patterns in selection.rules if all(map(search.matches, patterns))]
         if active and decode_error is None:
             active = self._screened(active, text, language)
         if not active:
@@ -106,6 +107,22 @@ class Linter:
             except Exception as error:  # one rule's bug must not stop the others
                 reported.append((self._rules[INTERNAL_ERROR], self._internal_error(rule, path, error)))
         return self._stamp(reported, text, path, language)
+
+    def _selection(self, language: str, enabled: frozenset) -> "_Selection":
+        key = (language, enabled)
+        selection = self._selections.get(key)
+        if selection is None:
+            rules = tuple((rule, rule.prefilters_for(language)) for code, rule in self._rules.items()
+                          if code in enabled and language in rule.languages())
+            gate: Optional[set] = set()
+            for _, patterns in rules:
+                needed = required_strings(patterns[0]) if patterns else None
+                if needed is None:
+                    gate = None  # a rule that may run on any text
+                    break
+                gate.update(needed)
+            selection = self._selections[key] = _Selection(rules, None if gate is None else tuple(sorted(gate)))
+        return selection
 
     def _screened(self, rules: List[Rule], text: str, language: Language) -> List[Rule]:
         """The rules whose structural screen passes on the language's outline of `text`; all

@@ -141,31 +141,66 @@ def _compiled(pattern: str) -> "re.Pattern[str]":
 
 
 def prefilter_matches(pattern: "re.Pattern[str]", text: str) -> bool:
-    """Whether `pattern.search(text)` finds anything, first asking `in` for strings every
-    match contains (far faster than the regex can fail), then running the regex only
-    where those strings are: anchored at them when every match starts with one, on their
-    lines when no match can span a line break, over the whole text otherwise."""
-    literals = _required_literals(pattern.pattern, pattern.flags)
-    if literals is None:
+    """Whether `pattern.search(text)` finds anything (see `TextSearch.matches`)."""
+    return TextSearch(text).matches(pattern)
+
+
+class TextSearch:
+    """One file's text, asked by many prefilters: each string they require is looked for
+    once, each pattern run once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._has: Dict[str, bool] = {}
+        self._matches: Dict["re.Pattern[str]", bool] = {}
+
+    def has(self, literal: str) -> bool:
+        found = self._has.get(literal)
+        if found is None:
+            found = self._has[literal] = literal in self.text
+        return found
+
+    def has_any(self, literals: Iterable[str]) -> bool:
+        return any(map(self.has, literals))
+
+    def matches(self, pattern: "re.Pattern[str]") -> bool:
+        """Whether `pattern.search(text)` finds anything, first asking `in` for strings
+        every match contains (far faster than the regex can fail), then running the regex
+        only where those strings are: anchored at them when every match starts with one,
+        on their lines when no match can span a line break, over the whole text otherwise."""
+        found = self._matches.get(pattern)
+        if found is None:
+            found = self._matches[pattern] = self._search(pattern)
+        return found
+
+    def _search(self, pattern: "re.Pattern[str]") -> bool:
+        text = self.text
+        literals = _required_literals(pattern.pattern, pattern.flags)
+        if literals is None:
+            return pattern.search(text) is not None
+        if not self.has_any(literals):
+            return False
+        leading, line_local = _search_plan(pattern.pattern, pattern.flags)
+        if leading is not None:
+            return any(pattern.match(text, start) for start in _occurrences(text, leading))
+        if line_local:
+            searched_to = -1
+            for start in _occurrences(text, [literal for literal in literals if self.has(literal)]):
+                if start < searched_to:
+                    continue  # its line was searched already
+                line_start = text.rfind("\n", 0, start) + 1
+                line_end = text.find("\n", start)
+                searched_to = len(text) if line_end < 0 else line_end
+                if pattern.search(text, line_start, searched_to):
+                    return True
+            return False
         return pattern.search(text) is not None
-    present = [literal for literal in literals if literal in text]
-    if not present:
-        return False
-    leading, line_local = _search_plan(pattern.pattern, pattern.flags)
-    if leading is not None:
-        return any(pattern.match(text, start) for start in _occurrences(text, leading))
-    if line_local:
-        searched_to = -1
-        for start in _occurrences(text, present):
-            if start < searched_to:
-                continue  # its line was searched already
-            line_start = text.rfind("\n", 0, start) + 1
-            line_end = text.find("\n", start)
-            searched_to = len(text) if line_end < 0 else line_end
-            if pattern.search(text, line_start, searched_to):
-                return True
-        return False
-    return pattern.search(text) is not None
+
+
+def required_strings(pattern: "re.Pattern[str]") -> Optional[Tuple[str, ...]]:
+    """Strings one of which every match of `pattern` contains; None when there are none
+    worth a search."""
+    return _required_literals(pattern.pattern, pattern.flags)
 
 
 def _occurrences(text: str, literals: Iterable[str]) -> List[int]:
@@ -201,7 +236,11 @@ def _required_literals(pattern: str, flags: int) -> Optional[Tuple[str, ...]]:
         found = _literals_of_sequence(_sre_parse.parse(pattern, flags))
     except (re.error, RecursionError):
         return None
-    return tuple(sorted(found)) if found and min(map(len, found)) >= _MIN_LITERAL else None
+    if not found or min(map(len, found)) < _MIN_LITERAL:
+        return None
+    # `Pool` in the text is needed for `ThreadPool` to be: the longer needs no search of its own.
+    return tuple(sorted(literal for literal in found
+                        if not any(other != literal and other in literal for other in found)))
 
 
 def _literals_of_sequence(items) -> Optional[frozenset]:

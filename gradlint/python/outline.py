@@ -23,6 +23,8 @@ from gradlint.python.guards import canonical_guard
 FunctionDefinition = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 INFERENCE_MODE_CLASS = "torch._C._InferenceMode"
+# The fields of statements (and of `except`/`case` clauses) that hold statements.
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def parse_outline(text: str) -> Optional["Outline"]:
@@ -135,30 +137,31 @@ class Outline:
 
     @cached_property
     def _statements(self) -> Dict[type, List[Tuple[ast.stmt, Optional[FunctionDefinition]]]]:
-        """Every statement by type, with the function it is in, in source order."""
+        """Every statement by type, with the function it is in (in no particular order:
+        screens ask whether something is there, not where)."""
         by_type: Dict[type, List[Tuple[ast.stmt, Optional[FunctionDefinition]]]] = {}
         # Iterative: blocks nest at most 100 deep, but a long `elif` chain nests deeper.
         stack: List[Tuple[List[ast.AST], Optional[FunctionDefinition]]] = [(self.module.body, None)]
         while stack:
             statements, function = stack.pop()
-            for statement in reversed(statements):
+            for statement in statements:
                 if isinstance(statement, ast.stmt):
-                    by_type.setdefault(type(statement), []).append((statement, function))
-                inner = statement if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
-                for field in ("handlers", "cases", "finalbody", "orelse", "body"):
+                    found = by_type.get(type(statement))
+                    if found is None:
+                        found = by_type[type(statement)] = []
+                    found.append((statement, function))
+                    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        stack.append((statement.body, statement))
+                        continue
+                for field in _BLOCK_FIELDS:
                     block = getattr(statement, field, None)
-                    if isinstance(block, list):
-                        stack.append((block, inner))
-        for found in by_type.values():
-            found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+                    if block:
+                        stack.append((block, function))
         return by_type
 
     def statements_of(self, *types: type) -> List[Tuple[ast.stmt, Optional[FunctionDefinition]]]:
         """(statement, enclosing function) for every statement of these types."""
-        found = [pair for statement_type in types for pair in self._statements.get(statement_type, ())]
-        if len(types) > 1:
-            found.sort(key=lambda pair: (pair[0].lineno, pair[0].col_offset))
-        return found
+        return [pair for statement_type in types for pair in self._statements.get(statement_type, ())]
 
     def calls_in_statements(self, *types: type) -> Iterator[Tuple[ast.Call, ast.stmt, Optional[FunctionDefinition]]]:
         """The calls that are the whole value of an expression statement or assignment."""
