@@ -5,7 +5,6 @@ unreadable input or internal error.
 """
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import sys
@@ -342,6 +341,8 @@ def _run(files, settings: Settings, options: dict, mode: str, write: bool = True
 
 
 def _print_diff(path: str, before: str, after: str) -> None:
+    import difflib
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True),
         fromfile=f"a/{path}", tofile=f"b/{path}",

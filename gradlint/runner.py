@@ -13,10 +13,8 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import marshal
-import multiprocessing
 import os
 import sys
-import tempfile
 import time
 import types
 from dataclasses import dataclass, field, replace
@@ -32,6 +30,11 @@ from gradlint.source import SourceError, read_bytes
 DEFAULT_CACHE_DIR = ".gradlint_cache"
 # Below this many files a pool costs more (start-up, pickling) than it saves.
 POOL_MIN_FILES = 48
+# A run of fewer files is linted in this process for this long before a pool starts for
+# the rest: few files that are all rejected by their text never pay for a pool. Larger runs
+# start the pool at once (a late fork copies a grown process and idles a core meanwhile).
+SERIAL_SECONDS = 0.05
+SERIAL_FIRST_MAX_FILES = 500
 FILES_PER_TASK = 16
 _MAGIC = b"gradlint-cache-1\n"
 # Index files kept per cache folder: each configuration and each version of the code
@@ -185,6 +188,8 @@ class ResultCache:
             if not os.path.exists(ignore):
                 with open(ignore, "w") as handle:
                     handle.write("# Created by gradlint: a cache, never commit it.\n*\n")
+            import tempfile  # only a run that lints something writes
+
             handle, temporary = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=self.directory)
             try:
                 with os.fdopen(handle, "wb") as stream:
@@ -352,11 +357,21 @@ def run_files(files: Sequence[str], settings: Settings, mode: str = "check", wri
 
 
 def _results(job: _Job, files: Sequence[str], jobs: int):
+    done = 0
+    if jobs > 1 and POOL_MIN_FILES <= len(files) < SERIAL_FIRST_MAX_FILES:
+        deadline = time.perf_counter() + SERIAL_SECONDS
+        while done < len(files) and time.perf_counter() < deadline:
+            yield job.lint(files[done])
+            done += 1
+        files = files[done:]
+        done = 0
     if jobs <= 1 or len(files) < POOL_MIN_FILES:
         for path in files:
             yield job.lint(path)
         return
     tasks = [files[start:start + FILES_PER_TASK] for start in range(0, len(files), FILES_PER_TASK)]
+    import multiprocessing  # a run without a pool does not pay for it
+
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     context = multiprocessing.get_context(method)
     # Workers look nothing up: they need to know only whether to hash for the cache.

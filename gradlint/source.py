@@ -12,7 +12,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import threading
 import tokenize
 import warnings
@@ -157,6 +156,8 @@ def write_atomic(path: str, data: bytes, expected_old: Optional[bytes] = None) -
         mode = os.stat(real_path).st_mode & 0o7777
     except OSError:
         mode = None
+    import tempfile  # only a fix writes
+
     handle, temporary = tempfile.mkstemp(prefix=".gradlint-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(handle, "wb") as stream:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ElementTree
 from itertools import groupby
 
 from gradlint.reporters import Reporter, RunResult
@@ -22,6 +21,8 @@ class JunitReporter(Reporter):
     format_name = "junit"
 
     def render(self, result: RunResult) -> None:
+        import xml.etree.ElementTree as ElementTree  # loaded for this format only
+
         findings = result.findings
         root = ElementTree.Element("testsuites", name="gradlint", tests=str(max(1, len(findings))),
                                    failures=str(len(findings)), errors="0")

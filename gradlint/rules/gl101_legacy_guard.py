@@ -1,8 +1,5 @@
 import re
 
-from gradlint.cpp.dataflow import assigned_outside
-from gradlint.cpp.edits import delete_statement
-from gradlint.cpp.recognisers import has_in_place
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity
 from gradlint.rule import Rule
 
@@ -96,6 +93,9 @@ _RETURNS_TENSORS = re.compile(r"\bTensor\b|\bIValue\b|\bauto\b|variable_list|ten
 
 
 def _diagnose(file, decl) -> Diagnostic:
+    from gradlint.cpp.edits import delete_statement
+    from gradlint.cpp.recognisers import has_in_place
+
     where = (decl.type_start, decl.type_end)
     if decl.form == "using":
         return Diagnostic(*where, "`AutoNonVariableTypeMode` is deprecated (torch-semantics §6): " + _BOTH)
@@ -151,6 +151,8 @@ def _diagnose(file, decl) -> Diagnostic:
 def _inference_safety(file, function, decl) -> Safety:
     """Safe when no tensor made under the new guard can outlive it: the guard's scope
     assigns no variable declared outside it, and the function returns no tensor."""
+    from gradlint.cpp.dataflow import assigned_outside  # C++ helpers load with a C++ file
+
     returns = function.header[: function.header.find(function.name)] if function.name else function.header
     if function.kind == "lambda" or _RETURNS_TENSORS.search(returns):
         return Safety.UNSAFE
@@ -160,6 +162,8 @@ def _inference_safety(file, function, decl) -> Safety:
 
 
 def _replacement(file, decl, guard_type: str, safety: Safety, neighbours, title: str = "") -> Fix:
+    from gradlint.cpp.edits import delete_statement
+
     edits = [Edit(decl.statement_start, decl.statement_end, f"{guard_type} {decl.name};")]
     for other in neighbours:
         edits.append(delete_statement(file.text, other.statement_start, other.statement_end))

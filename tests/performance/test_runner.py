@@ -143,7 +143,8 @@ def test_an_unwritable_cache_is_a_warning_not_a_failure(tmp_path):
     assert len(outcome.reports) == 2
 
 
-def test_the_pool_gives_the_serial_results_in_the_same_order(tmp_path):
+def test_the_pool_gives_the_serial_results_in_the_same_order(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "SERIAL_SECONDS", 0.0)  # the pool takes every file
     paths = make_tree(tmp_path, runner.POOL_MIN_FILES + 25)
     serial = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=None)
     pooled = run_files(paths, settings_for(tmp_path), jobs=2, cache_dir=str(tmp_path / "cache"))
@@ -153,7 +154,9 @@ def test_the_pool_gives_the_serial_results_in_the_same_order(tmp_path):
     assert summary(warm) == summary(serial)
 
 
-def test_cached_and_linted_files_come_back_in_input_order(tmp_path):
+@pytest.mark.parametrize("serial_seconds", [0.0, 0.01])  # all in the pool; some files before it
+def test_cached_and_linted_files_come_back_in_input_order(tmp_path, monkeypatch, serial_seconds):
+    monkeypatch.setattr(runner, "SERIAL_SECONDS", serial_seconds)
     paths = make_tree(tmp_path, 3 * runner.POOL_MIN_FILES)
     cache = str(tmp_path / "cache")
     run_files(paths, settings_for(tmp_path), jobs=2, cache_dir=cache)
@@ -168,9 +171,24 @@ def test_no_pool_for_a_handful_of_files(tmp_path, monkeypatch):
     def no_pool(*args, **kwargs):
         raise AssertionError("a pool was started for a handful of files")
 
-    monkeypatch.setattr(runner.multiprocessing, "get_context", no_pool)
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "get_context", no_pool)
     paths = make_tree(tmp_path, 5)
     assert len(run_files(paths, settings_for(tmp_path), jobs=8, cache_dir=None).reports) == 4
+
+
+def test_no_pool_when_the_files_are_done_before_one_would_start(tmp_path, monkeypatch):
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a pool was started for work that was already done")
+
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "get_context", no_pool)
+    monkeypatch.setattr(runner, "SERIAL_SECONDS", 60.0)
+    paths = make_tree(tmp_path, 2 * runner.POOL_MIN_FILES)
+    outcome = run_files(paths, settings_for(tmp_path), jobs=2, cache_dir=None)
+    assert outcome.file_count == len(paths)
 
 
 def test_fix_applies_fixes_that_a_check_cached_then_caches_the_fixed_file(tmp_path, count_linted):
