@@ -1,140 +1,13 @@
-"""Lex a C++ file once and offer rules the blanked code, the scope tree and what the
-recognisers found, each computed on first use."""
+"""The C++ language: which files it reads and how; the model rules read of a file
+(`gradlint.cpp.model`) loads with the first C++ file that needs it."""
 from __future__ import annotations
 
-import bisect
-import re
-from functools import cached_property
-from typing import Dict, List, Optional, Tuple
+from typing import Optional
 
-from gradlint.cpp import recognisers
-from gradlint.cpp.edits import include_edit
-from gradlint.cpp.lexer import Lexed, lex
-from gradlint.cpp.scopes import Scope, ScopeTree, build
 from gradlint.diagnostics import LineIndex
 from gradlint.frontend import Language
 from gradlint.source import DecodedSource, decode_cpp
 from gradlint.suppression import LineSuppressions, cpp_suppressions
-
-_LINE_END = re.compile(r"\r\n|\r|\n")
-_INCLUDE = re.compile(r'#\s*(?:include|import)\s*[<"](?P<path>[^>"]+)[>"]')
-
-
-class CppFile:
-    language = "cpp"
-
-    def __init__(self, path: str, text: str) -> None:
-        self.path = path
-        self.text = text
-        self._include_edits: Dict[str, object] = {}
-        # Results that several rules compute from this file (see `shared`).
-        self._shared: Dict[str, object] = {}
-
-    def shared(self, key: str, compute):
-        """`compute(self)`, once per file for all the rules that ask for `key`."""
-        if key not in self._shared:
-            self._shared[key] = compute(self)
-        return self._shared[key]
-
-    @cached_property
-    def lexed(self) -> Lexed:
-        return lex(self.text)
-
-    @property
-    def code(self) -> str:
-        """The source with comments, literals and preprocessor lines blanked (same offsets)."""
-        return self.lexed.code
-
-    @cached_property
-    def tree(self) -> ScopeTree:
-        return build(self.code, self.lexed.directives)
-
-    @cached_property
-    def aliases(self) -> Dict[str, str]:
-        return recognisers.namespace_aliases(self.code)
-
-    @cached_property
-    def guards(self) -> List[recognisers.GuardDecl]:
-        return recognisers.find_guards(self.code, self.tree, self.aliases)
-
-    @cached_property
-    def _guards_by_scope(self) -> Dict[int, List[recognisers.GuardDecl]]:
-        by_scope: Dict[int, List[recognisers.GuardDecl]] = {}
-        for guard in self.guards:
-            by_scope.setdefault(id(guard.scope), []).append(guard)
-        return by_scope
-
-    def guards_in(self, scope: Scope) -> List[recognisers.GuardDecl]:
-        """The guards written directly in `scope` (not in scopes nested in it)."""
-        return self._guards_by_scope.get(id(scope), [])
-
-    @cached_property
-    def recognised(self) -> recognisers.Recognised:
-        return recognisers.recognise(self.code, self.tree, self.aliases)
-
-    @cached_property
-    def include_ends(self) -> List[Tuple[str, int]]:
-        """(path, end of the directive) of each `#include` (and Objective-C `#import`)."""
-        return [(match.group("path"), directive.end) for directive in self.lexed.directives
-                if directive.name in ("include", "import")
-                for match in [_INCLUDE.match(directive.text)] if match]
-
-    @cached_property
-    def includes(self) -> List[str]:
-        return [path for path, _ in self.include_ends]
-
-    @cached_property
-    def last_include_end(self) -> Optional[int]:
-        """The end of the last `#include` line (where a new include goes by default)."""
-        return self.include_ends[-1][1] if self.include_ends else None
-
-    def include_for(self, guard_type: str):
-        """The edit adding the header `guard_type` needs, or None when it is there."""
-        if guard_type not in self._include_edits:
-            newline = "\r\n" if "\r\n" in self.text else "\n"
-            self._include_edits[guard_type] = include_edit(
-                self.text, self.includes, self.last_include_end, guard_type, self.include_ends, newline)
-        return self._include_edits[guard_type]
-
-    @cached_property
-    def _line_starts(self) -> List[int]:
-        return [0] + [match.end() for match in _LINE_END.finditer(self.text)]
-
-    def line_of(self, offset: int) -> int:
-        """The 1-based line of `offset` (for messages that name another line)."""
-        return bisect.bisect_right(self._line_starts, offset)
-
-    @cached_property
-    def _grad_disabled(self) -> Tuple[List[int], List[int]]:
-        """Starts of the ranges where a grad-disabling guard is alive, sorted, and the
-        furthest end of any range starting at or before each."""
-        ranges = sorted((guard.statement_end, guard.scope.close) for guard in self.guards if guard.disables_grad)
-        furthest, ends = -1, []
-        for _, end in ranges:
-            furthest = max(furthest, end)
-            ends.append(furthest)
-        return [start for start, _ in ranges], ends
-
-    def grad_disabled_at(self, offset: int) -> bool:
-        """Is a guard that turns grad mode off alive at `offset`?"""
-        starts, ends = self._grad_disabled
-        index = bisect.bisect_right(starts, offset) - 1
-        return index >= 0 and ends[index] > offset
-
-    def function_at(self, offset: int) -> Optional[Scope]:
-        return self.tree.scope_at(offset).enclosing_function()
-
-    def is_kernel(self, function: Scope) -> bool:
-        return recognisers.is_kernel(self.code, function, self.recognised)
-
-    def is_inference(self, function: Scope) -> bool:
-        return recognisers.is_inference(self.code, function)
-
-    def autograd_method(self, function: Scope) -> Optional[str]:
-        return recognisers.autograd_method(function, self.recognised)
-
-    def redispatches(self, function: Scope) -> bool:
-        return recognisers.redispatches(self.code, function, self.recognised)
 
 
 class CppLanguage(Language):
@@ -146,7 +19,9 @@ class CppLanguage(Language):
     def decode(self, raw: bytes) -> DecodedSource:
         return decode_cpp(raw)
 
-    def parse(self, path: str, text: str, focus=None) -> CppFile:
+    def parse(self, path: str, text: str, focus=None):
+        from gradlint.cpp.model import CppFile
+
         return CppFile(path, text)
 
     def suppressions(self, text: str, line_index: LineIndex) -> LineSuppressions:
@@ -155,6 +30,9 @@ class CppLanguage(Language):
     def validate(self, text: str, original: Optional[str] = None) -> Optional[str]:
         """Fixed source must lex cleanly: no new unterminated comment or literal, and
         balanced braces unless the original was already unbalanced."""
+        from gradlint.cpp.lexer import lex
+        from gradlint.cpp.scopes import build
+
         lexed = lex(text)
         if lexed.problems:
             offset, message = lexed.problems[0]

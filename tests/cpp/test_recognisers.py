@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from gradlint.cpp.frontend import CppFile
+from gradlint.cpp.model import CppFile
 
 
 def _guards(body: str):

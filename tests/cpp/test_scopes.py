@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from gradlint.cpp.frontend import CppFile
+from gradlint.cpp.model import CppFile
 
 
 def _tree(text: str):
