@@ -7,9 +7,11 @@
 Peers are installed into a separate virtualenv on first use (ruff, TorchFix; Fixit with
 --fixit), never into gradlint's own environment. Every tool runs as a separate process
 with its output discarded; wall and CPU time are medians of --repeat runs (the OS page
-cache is warm for everyone: each tree is read once before timing). Peak memory is the
-whole process tree's (a pool's workers included) proportional set size, sampled every
-20 ms; the largest single process's resident peak comes from the kernel's accounting.
+cache is warm for everyone: each tree is read once before timing). Peak memory comes from
+one more run: the whole process tree's (a pool's workers included) proportional set size,
+sampled every 20 ms (sampling takes CPU, so timed runs go without it); the largest single
+process's resident peak comes from the kernel's accounting. gradlint runs from a
+byte-compiled copy of the package with `python -S`, as from a plain `pip install`.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import os
 import platform
 import random
 import shutil
+import site
 import statistics
 import subprocess
 import sys
@@ -76,7 +79,9 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
-def run_once(command: Sequence[str], cwd: Optional[str] = None) -> Measurement:
+def run_once(command: Sequence[str], cwd: Optional[str] = None, sample_memory: bool = True) -> Measurement:
+    """One run; `sample_memory` polls the process tree's memory, which takes CPU from the
+    tool on a small machine, so timed runs leave it off."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
     peak = [0]
@@ -87,28 +92,33 @@ def run_once(command: Sequence[str], cwd: Optional[str] = None) -> Measurement:
             peak[0] = max(peak[0], _tree_rss_kb(process.pid))
 
     sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    if sample_memory:
+        sampler.start()
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     done.set()
-    sampler.join()
+    if sample_memory:
+        sampler.join()
     process.returncode = os.waitstatus_to_exitcode(status)
     return Measurement(wall, peak[0] / 1024, usage.ru_maxrss / 1024, process.returncode,
                        usage.ru_utime + usage.ru_stime)
 
 
 def measure(command: Sequence[str], repeat: int, before_each=None, cwd: Optional[str] = None) -> Measurement:
+    """Median time of `repeat` runs made without memory sampling, and the peak memory of
+    one more run that samples it."""
     runs = []
-    for _ in range(repeat):
+    for index in range(repeat + 1):
         if before_each is not None:
             before_each()
-        runs.append(run_once(command, cwd))
+        runs.append(run_once(command, cwd, sample_memory=index == repeat))
+    timed, sampled = runs[:-1], runs[-1]
     return Measurement(
-        statistics.median(run.wall for run in runs),
-        max(run.tree_peak_mb for run in runs),
+        statistics.median(run.wall for run in timed),
+        sampled.tree_peak_mb,
         max(run.process_peak_mb for run in runs),
-        runs[-1].returncode,
-        statistics.median(run.cpu for run in runs),
+        sampled.returncode,
+        statistics.median(run.cpu for run in timed),
     )
 
 
@@ -246,11 +256,14 @@ def snapshot_gradlint(work: str) -> None:
     # Byte-compiled as `pip install` leaves it (and as the peers are): a machine that sets
     # PYTHONDONTWRITEBYTECODE would otherwise compile every module on every run.
     compileall.compile_dir(target, quiet=1)
-    os.environ["PYTHONPATH"] = target + os.pathsep + os.environ.get("PYTHONPATH", "")
+    # Run with `python -S` and the site folders on the path, as a `pip install` would: the
+    # development checkout's editable-install hook (a .pth file) costs every start 10-20 ms.
+    folders = [target, *site.getsitepackages(), os.environ.get("PYTHONPATH", "")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(folder for folder in folders if folder)
 
 
 def gradlint_command(paths: Sequence[str], cache_dir: str, jobs: Optional[int]) -> List[str]:
-    command = [sys.executable, "-m", "gradlint", "check", "--quiet", "--exit-zero", "--cache-dir", cache_dir]
+    command = [sys.executable, "-S", "-m", "gradlint", "check", "--quiet", "--exit-zero", "--cache-dir", cache_dir]
     if jobs:
         command += ["--jobs", str(jobs)]
     return command + list(paths)
