@@ -10,13 +10,13 @@ import os
 import sys
 import traceback
 from collections import Counter
-from typing import List, Optional, Sequence, Tuple
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import click
 
 from gradlint import __version__
 from gradlint.config import ConfigError, discover as discover_config, load as load_config
-from gradlint.discovery import DiscoveryError, discover
+from gradlint.discovery import DiscoveryError, discover_lazily
 from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, reporters
@@ -118,30 +118,33 @@ def _use_color(choice: str) -> bool:
     return sys.stdout.isatty()
 
 
-def _display_paths(paths: Sequence[str]) -> List[str]:
+def _display_paths(paths: Iterable[str]) -> Iterator[str]:
     """Paths under the working directory are shown relative to it (worked out per folder)."""
     shown_folders: dict = {}
-    shown = []
     for path in paths:
         folder, name = os.path.split(path)
         if folder not in shown_folders:
             relative = os.path.relpath(folder or ".")
             shown_folders[folder] = None if relative.startswith("..") else relative
         relative = shown_folders[folder]
-        shown.append(path if relative is None else name if relative == "." else os.path.join(relative, name))
-    return shown
+        yield path if relative is None else name if relative == "." else os.path.join(relative, name)
 
 
-def _files(paths: Sequence[str], settings: Settings, force_exclude: bool) -> Tuple[Sequence[str], list]:
+def _files(paths: Sequence[str], settings: Settings, force_exclude: bool) -> Tuple[Iterable[str], list]:
+    """The files to check, and the list of skipped paths that fills as they are walked.
+    Without a progress display the files come lazily: checking starts while the walk
+    goes on."""
     try:
-        found = discover(paths or ["."], settings, force_exclude)
+        found, files = discover_lazily(paths or ["."], settings, force_exclude)
     except DiscoveryError as error:
         raise GradlintError(str(error)) from None
-    files = _display_paths(found.files)
+    shown = _display_paths(files)
     context = click.get_current_context(silent=True)
     quiet = bool(context and context.params.get("quiet"))
+    if quiet or not sys.stderr.isatty():
+        return shown, found.skipped
     verb = "Fixing" if context and context.info_name == "fix" else "Checking"
-    return with_progress(files, verb, quiet), found.skipped
+    return with_progress(list(shown), verb, quiet), found.skipped
 
 
 def _report(result: RunResult, options: dict, statistics_out=None) -> None:

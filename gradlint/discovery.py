@@ -9,7 +9,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.frontend import language_for
 from gradlint.settings import Settings
@@ -126,8 +126,58 @@ def skip_reason(path: str) -> Optional[str]:
     return None
 
 
+def _walk_folders(top: str, excluded) -> Iterator[Tuple[str, List[os.DirEntry]]]:
+    """(folder, its non-folder entries sorted by name) from `top` down, subfolders in name
+    order, without entering symbolic links to folders or folders `excluded(path)` names;
+    a folder that cannot be listed is passed over (as `os.walk` does)."""
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        files, subfolders = [], []
+        for entry in entries:
+            try:
+                is_folder = entry.is_dir()
+            except OSError:
+                is_folder = False
+            if not is_folder:
+                files.append(entry)
+            elif not entry.is_symlink() and not excluded(os.path.join(folder, entry.name)):
+                subfolders.append(os.path.join(folder, entry.name))
+        yield folder, files
+        stack.extend(reversed(subfolders))
+
+
+def _is_plain_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
+
+
 def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = False) -> Discovered:
+    found, files = discover_lazily(paths, settings, force_exclude)
+    found.files.extend(files)
+    return found
+
+
+def discover_lazily(paths: Sequence[str], settings: Settings,
+                    force_exclude: bool = False) -> Tuple[Discovered, Iterator[str]]:
+    """The files to check as an iterator, so that checking can start while the walk goes
+    on, and the `Discovered` that collects what is skipped on the way (its `files` stay
+    empty). A named path that does not exist raises DiscoveryError here, before any walk."""
+    for given in paths:
+        if not os.path.lexists(given):
+            raise DiscoveryError(f"{given}: no such file or directory")
     result = Discovered()
+    return result, _walk(paths, settings, force_exclude, result)
+
+
+def _walk(paths: Sequence[str], settings: Settings, force_exclude: bool, result: Discovered) -> Iterator[str]:
     _relative_folder.cache_clear()  # relative folders depend on the working directory
     gitignore = _GitIgnore() if settings.respect_gitignore else None
     root = settings.root
@@ -138,36 +188,35 @@ def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = Fal
 
     real_folders: Dict[str, str] = {}
 
-    def add(path: str) -> None:
+    def is_new(path: str, maybe_link: bool = True) -> bool:
         # realpath costs a system call per path component: once per folder, and per file
         # only for a symbolic link.
         folder, name = os.path.split(path)
         if folder not in real_folders:
             real_folders[folder] = os.path.realpath(folder or ".")
         key = os.path.join(real_folders[folder], name)
-        if os.path.islink(key):
+        if maybe_link and os.path.islink(key):
             key = os.path.realpath(key)
-        if key not in seen:
-            seen.add(key)
-            result.files.append(path)
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
 
     for given in paths:
-        if not os.path.lexists(given):
-            raise DiscoveryError(f"{given}: no such file or directory")
         if os.path.isdir(given):
             if force_exclude and is_excluded(given, True):
                 continue
-            for folder, subfolders, names in os.walk(given, followlinks=False):
-                subfolders[:] = sorted(
-                    name for name in subfolders if not is_excluded(os.path.join(folder, name), True)
-                )
-                for name in sorted(names):
-                    path = os.path.join(folder, name)
+            for folder, files in _walk_folders(given, lambda path: is_excluded(path, True)):
+                for entry in files:
+                    path = os.path.join(folder, entry.name)
                     if language_for(path) is None or is_excluded(path, False):
                         continue
-                    reason = skip_reason(path)
+                    # A plain file, as the folder listing says: no system call to ask again.
+                    plain = _is_plain_file(entry)
+                    reason = None if plain else skip_reason(path)
                     if reason is None:
-                        add(path)
+                        if is_new(path, maybe_link=not plain):
+                            yield path
                     elif reason != "is a directory":  # a folder named x.py is walked already
                         result.skipped.append((path, reason))
         else:
@@ -178,6 +227,5 @@ def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = Fal
                 result.skipped.append((given, reason))
             elif language_for(given) is None:
                 result.skipped.append((given, "not a Python, C++ or notebook file"))
-            else:
-                add(given)
-    return result
+            elif is_new(given):
+                yield given

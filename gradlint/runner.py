@@ -10,6 +10,7 @@ none: two runs sharing a cache at worst lose each other's new entries.
 """
 from __future__ import annotations
 
+import collections.abc
 import hashlib
 import importlib.util
 import marshal
@@ -18,7 +19,7 @@ import sys
 import time
 import types
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint import __version__
 from gradlint.diagnostics import Edit, Finding, Fix, Position, Safety, Severity
@@ -324,36 +325,94 @@ def _worth_keeping(report: FileReport) -> bool:
     return bool(report.findings or report.error or report.notes or report.applied_fixes or report.changed)
 
 
-def run_files(files: Sequence[str], settings: Settings, mode: str = "check", write: bool = True,
+def run_files(files: Iterable[str], settings: Settings, mode: str = "check", write: bool = True,
               jobs: Optional[int] = None, cache_dir: Optional[str] = DEFAULT_CACHE_DIR,
               verbose: bool = False) -> RunOutcome:
-    """Check (or fix) `files`; `cache_dir=None` disables the cache, `jobs=1` the pool."""
+    """Check (or fix) `files`; `cache_dir=None` disables the cache, `jobs=1` the pool.
+
+    `files` may be an iterator still walking the tree: each file is looked up in the cache
+    as it comes (a warm run needs no pool and no linter at all), and once a run has many
+    files to lint its pool starts on them while the walk goes on. A sequence (the progress
+    display) is iterated once more as the results come in, in input order."""
     cache = ResultCache(cache_dir, settings) if cache_dir is not None else None
     job = _Job(settings, verbose, mode, write, cache.entries if cache is not None else None)
     jobs = default_jobs() if jobs is None else jobs
-    # Look every file up first: a warm run then needs no pool and no linter at all.
+    sequence = files if isinstance(files, collections.abc.Sequence) else None
+    paths: List[str] = []
     found: Dict[int, FileReport] = {}
-    misses = bytearray(len(files))
-    for index in range(len(files)):
-        report = job.cached(files[index])
-        if report is None:
-            misses[index] = 1
-        elif _worth_keeping(report):
-            found[index] = report
-    linted = _results(job, [files[index] for index in range(len(files)) if misses[index]], jobs)
-    reports: List[FileReport] = []
-    for index, path in enumerate(files):  # iterating `files` drives the progress display
-        if misses[index]:
-            report, entry = next(linted)
-            if entry is not None:
-                cache.store(job.key(path), *entry)
+    misses: List[int] = []
+    pool: Optional[_Pool] = None
+    try:
+        for path in files if sequence is None else (files[index] for index in range(len(files))):
+            index = len(paths)
+            paths.append(path)
+            report = job.cached(path)
+            if report is not None:
+                if _worth_keeping(report):
+                    found[index] = report
+                continue
+            misses.append(index)
+            if pool is not None:
+                pool.add(path)
+            elif jobs > 1 and len(misses) >= SERIAL_FIRST_MAX_FILES:
+                pool = _Pool(job, jobs)
+                for earlier in misses:
+                    pool.add(paths[earlier])
+        if pool is not None:
+            linted = pool.results()
         else:
-            report = found.pop(index, None)
-        if report is not None and _worth_keeping(report):
-            reports.append(report)
-    linted.close()  # ends the pool
+            linted = _results(job, [paths[index] for index in misses], jobs)
+        missed = set(misses)
+        reports: List[FileReport] = []
+        for index, path in enumerate(sequence if sequence is not None else paths):  # drives the progress display
+            if index in missed:
+                report, entry = next(linted)
+                if entry is not None:
+                    cache.store(job.key(path), *entry)
+            else:
+                report = found.pop(index, None)
+            if report is not None and _worth_keeping(report):
+                reports.append(report)
+        linted.close()  # ends a pool `_results` started
+    finally:
+        if pool is not None:
+            pool.close()
     cache_error = cache.save() if cache is not None else None
-    return RunOutcome(reports, len(files), cache_error)
+    return RunOutcome(reports, len(paths), cache_error)
+
+
+class _Pool:
+    """Worker processes given files in batches as they come; results come back in order."""
+
+    def __init__(self, job: _Job, jobs: int) -> None:
+        import multiprocessing  # a run without a pool does not pay for it
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+        context = multiprocessing.get_context(method)
+        # Workers look nothing up: they need to know only whether to hash for the cache.
+        worker_job = replace(job, cache_entries=None if job.cache_entries is None else {})
+        self._pool = context.Pool(jobs, initializer=_init_worker, initargs=(worker_job,))
+        self._pending: List[object] = []  # one result per batch, in order
+        self._batch: List[str] = []
+
+    def add(self, path: str) -> None:
+        self._batch.append(path)
+        if len(self._batch) == FILES_PER_TASK:
+            self._submit()
+
+    def _submit(self) -> None:
+        self._pending.append(self._pool.apply_async(_lint_many, (self._batch,)))
+        self._batch = []
+
+    def results(self):
+        if self._batch:
+            self._submit()
+        for pending in self._pending:
+            yield from pending.get()
+
+    def close(self) -> None:
+        self._pool.terminate()
+        self._pool.join()
 
 
 def _results(job: _Job, files: Sequence[str], jobs: int):
@@ -369,13 +428,10 @@ def _results(job: _Job, files: Sequence[str], jobs: int):
         for path in files:
             yield job.lint(path)
         return
-    tasks = [files[start:start + FILES_PER_TASK] for start in range(0, len(files), FILES_PER_TASK)]
-    import multiprocessing  # a run without a pool does not pay for it
-
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    context = multiprocessing.get_context(method)
-    # Workers look nothing up: they need to know only whether to hash for the cache.
-    worker_job = replace(job, cache_entries=None if job.cache_entries is None else {})
-    with context.Pool(min(jobs, len(tasks)), initializer=_init_worker, initargs=(worker_job,)) as pool:
-        for results in pool.imap(_lint_many, tasks):  # imap keeps the input order
-            yield from results
+    pool = _Pool(job, min(jobs, -(-len(files) // FILES_PER_TASK)))
+    try:
+        for path in files:
+            pool.add(path)
+        yield from pool.results()
+    finally:
+        pool.close()

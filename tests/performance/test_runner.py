@@ -178,6 +178,19 @@ def test_no_pool_for_a_handful_of_files(tmp_path, monkeypatch):
     assert len(run_files(paths, settings_for(tmp_path), jobs=8, cache_dir=None).reports) == 4
 
 
+@pytest.mark.parametrize("lazily", [True, False])
+def test_a_pool_started_during_the_walk_gives_the_serial_results_in_order(tmp_path, monkeypatch, lazily):
+    monkeypatch.setattr(runner, "SERIAL_FIRST_MAX_FILES", 20)  # the pool starts at the 20th file
+    paths = make_tree(tmp_path, 3 * runner.POOL_MIN_FILES)
+    cache = str(tmp_path / "cache")
+    serial = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=None)
+    streamed = run_files(iter(paths) if lazily else paths, settings_for(tmp_path), jobs=2, cache_dir=cache)
+    assert summary(streamed) == summary(serial)
+    assert streamed.file_count == len(paths)
+    warm = run_files(iter(paths), settings_for(tmp_path), jobs=2, cache_dir=cache)
+    assert summary(warm) == summary(serial)
+
+
 def test_no_pool_when_the_files_are_done_before_one_would_start(tmp_path, monkeypatch):
     def no_pool(*args, **kwargs):
         raise AssertionError("a pool was started for work that was already done")

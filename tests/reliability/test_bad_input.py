@@ -200,14 +200,15 @@ def test_a_file_that_changes_between_discovery_and_reading(tmp_path, cli, monkey
 
     (tmp_path / "good.py").write_bytes(GUARDED)
     (tmp_path / "gone.py").write_bytes(GUARDED)
-    real_discover = gradlint.cli.discover
+    real_discover = gradlint.cli.discover_lazily
 
     def discover_then_change(*args, **kwargs):
-        found = real_discover(*args, **kwargs)
+        found, files = real_discover(*args, **kwargs)
+        files = list(files)  # the walk is over: the file changes before it is read
         change(str(tmp_path / "gone.py"))
-        return found
+        return found, iter(files)
 
-    monkeypatch.setattr(gradlint.cli, "discover", discover_then_change)
+    monkeypatch.setattr(gradlint.cli, "discover_lazily", discover_then_change)
     run = cli(tmp_path, "check", "--no-cache", ".")
     run.assert_no_traceback()
     assert f"gradlint: error: gone.py: cannot read: {message}" in run.stderr

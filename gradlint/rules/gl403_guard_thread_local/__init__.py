@@ -75,5 +75,6 @@ class GuardThreadLocal(Rule):
     name = "guard-thread-local"
     summary = "Thread started inside a grad-mode guard does not inherit it"
     severity = Severity.WARNING
-    prefilter = {"python": (r"\b(?:Thread|ThreadPoolExecutor|ThreadPool|Pool)\b", r"\b(?:no_grad|inference_mode|set_grad_enabled)\b"),
-                 "cpp": r"std\s*::\s*(?:j?thread|async)"}
+    # The guard first: it is rarer than a thread, and the statement holding a finding names it.
+    prefilter = {"python": (r"\b(?:no_grad|inference_mode|set_grad_enabled)\b", r"\b(?:Thread|ThreadPoolExecutor|ThreadPool|Pool)\b"),
+                 "cpp": (r"InferenceMode|NoGradGuard|AutoGradMode", r"std\s*::\s*(?:j?thread|async)")}
