@@ -307,7 +307,12 @@ def _init_worker(job: _Job) -> None:
 
 
 def _lint_many(paths: Sequence[str]) -> list:
-    return [_WORKER_JOB.lint(path) for path in paths]
+    """Reports of clean files are not sent back: most files are, and pickling costs."""
+    results = []
+    for path in paths:
+        report, entry = _WORKER_JOB.lint(path)
+        results.append((report if _worth_keeping(report) else None, entry))
+    return results
 
 
 # -- many files -------------------------------------------------------------------------------
