@@ -26,7 +26,7 @@ from gradlint.diagnostics import Edit, Finding, Fix, Position, Safety, Severity
 from gradlint.engine import FileReport, Linter
 from gradlint.frontend import language_for
 from gradlint.settings import Settings
-from gradlint.source import SourceError, read_bytes
+from gradlint.source import SourceError, read_bytes, read_bytes_and_status
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
 # Below this many files a pool costs more (start-up, pickling) than it saves.
@@ -259,11 +259,11 @@ class _Job:
         """The report, and the cache entry to store (None: nothing to cache)."""
         if self.linter is None:
             self.linter = Linter(self.settings, verbose=self.verbose)
-        stamp = _stat_stamp(path, settled=True)  # before reading: a later change moves it
         try:
-            raw = read_bytes(path)
+            raw, status = read_bytes_and_status(path)  # the status before the read: a later change moves it
         except SourceError as error:
             return FileReport(path, error=f"{path}: cannot read: {error}"), None
+        stamp = _settled_stamp(status)
         # The hash of the bytes linted here, not of those the lookup read: they may differ.
         digest = content_hash(raw) if self.cache_entries is not None else None
         if self.mode == "check":
@@ -286,14 +286,20 @@ class _Job:
 _SETTLED_NS = 2_000_000_000
 
 
-def _stat_stamp(path: str, settled: bool = False) -> Optional[tuple]:
+def _stat_stamp(path: str) -> Optional[tuple]:
     """(size, mtime) of the file, which lets a warm run skip reading it; None when it
-    cannot be had or, with `settled`, when the file changed in the last two seconds."""
+    cannot be had."""
     try:
         status = os.stat(path)
     except OSError:
         return None
-    if settled and status.st_mtime_ns > time.time_ns() - _SETTLED_NS:
+    return status.st_size, status.st_mtime_ns
+
+
+def _settled_stamp(status: os.stat_result) -> Optional[tuple]:
+    """The stamp to store for a file with this status; None when it changed in the last
+    two seconds (it may change again within the same tick)."""
+    if status.st_mtime_ns > time.time_ns() - _SETTLED_NS:
         return None
     return status.st_size, status.st_mtime_ns
 

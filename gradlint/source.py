@@ -112,6 +112,12 @@ def decode_cpp(raw: bytes) -> DecodedSource:
 
 
 def read_bytes(path: str) -> bytes:
+    return read_bytes_and_status(path)[0]
+
+
+def read_bytes_and_status(path: str) -> Tuple[bytes, os.stat_result]:
+    """The file's bytes, and its status as it was before they were read (so that a change
+    during the read moves the modification time past what is returned)."""
     try:
         # Non-blocking, so that a FIFO named x.py is refused instead of waited on.
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -124,17 +130,24 @@ def read_bytes(path: str) -> bytes:
     except OSError as error:
         raise SourceError(error.strerror or str(error)) from None
     try:
-        with os.fdopen(descriptor, "rb") as handle:
-            mode = os.fstat(handle.fileno()).st_mode
-            if stat.S_ISDIR(mode):
-                raise SourceError("is a directory")
-            if not stat.S_ISREG(mode):
-                raise SourceError("not a regular file")
-            return handle.read()
+        status = os.fstat(descriptor)
+        if stat.S_ISDIR(status.st_mode):
+            raise SourceError("is a directory")
+        if not stat.S_ISREG(status.st_mode):
+            raise SourceError("not a regular file")
+        # os.read on the descriptor: a buffered file object costs more than the read.
+        chunks = []
+        while True:
+            chunk = os.read(descriptor, max(status.st_size + 1, 1 << 16))
+            if not chunk:
+                return b"".join(chunks), status
+            chunks.append(chunk)
     except IsADirectoryError:
         raise SourceError("is a directory") from None
     except OSError as error:
         raise SourceError(error.strerror or str(error)) from None
+    finally:
+        os.close(descriptor)
 
 
 class ConcurrentModification(SourceError):
