@@ -70,9 +70,9 @@ def _load() -> Dict[str, Language]:
     if not _LANGUAGES:
         from gradlint.cpp.frontend import CPP
         from gradlint.notebook.frontend import NOTEBOOK
-        from gradlint.python.frontend import PYTHON
+        from gradlint.python.frontend import PYTHON, PYTHON_STUB
 
-        for language in (PYTHON, CPP, NOTEBOOK):
+        for language in (PYTHON, PYTHON_STUB, CPP, NOTEBOOK):
             for extension in language.extensions:
                 _LANGUAGES[extension] = language
     return _LANGUAGES

@@ -151,7 +151,7 @@ class PythonFile:
 
 class PythonLanguage(Language):
     name = "python"
-    extensions = (".py", ".pyi")
+    extensions = (".py",)
     syntax_error_code = "GL001"
 
     def decode(self, raw: bytes) -> DecodedSource:
@@ -201,4 +201,13 @@ class PythonLanguage(Language):
         return python_suppressions(text, line_index)
 
 
+class PythonStubLanguage(PythonLanguage):
+    """`.pyi` type stubs: Python syntax, but nothing in a stub runs, so no rule (each is
+    about what happens at run time) applies to one; no rule implements this language."""
+
+    name = "python-stub"
+    extensions = (".pyi",)
+
+
 PYTHON = PythonLanguage()
+PYTHON_STUB = PythonStubLanguage()

@@ -168,3 +168,14 @@ def test_a_failing_screen_lets_its_rule_run():
     linter = _linter(codes={"GL990"}, extra_rules=[_BrokenScreen()])
     findings = linter.check_text(textwrap.dedent("import torch\n"), "case.py", PYTHON)
     assert [finding.code for finding in findings] == ["GL990"]
+
+
+def test_no_rule_applies_to_a_type_stub(monkeypatch):
+    from gradlint.frontend import language_for
+
+    _refuse_libcst(monkeypatch)
+    stub = "import torch\n\n@torch.no_grad\ndef evaluate(model): ...\ntorch.no_grad()\n"
+    assert language_for("model.pyi").name == "python-stub"
+    assert _linter().check_text(stub, "model.pyi", language_for("model.pyi")) == []
+    monkeypatch.undo()  # the same text as a module is parsed, and reported
+    assert {f.code for f in _linter().check_text(stub, "model.py", PYTHON)} == {"GL401"}
