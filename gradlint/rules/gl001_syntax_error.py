@@ -14,7 +14,9 @@ class SyntaxErrorRule(Rule):
     ## Why is this bad?
     Python raises `SyntaxError` when it imports such a file, and gradlint cannot check
     what it cannot parse. Only files that some enabled rule's text prefilter selects
-    are parsed, so a file that never mentions a grad-mode guard is not reported.
+    are parsed, so a file that never mentions a grad-mode guard is not reported; a file
+    that CPython parses is parsed by libcst only when some rule's screen says it may hold
+    a finding.
 
     ## Example
     ```python
