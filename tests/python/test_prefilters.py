@@ -1,5 +1,6 @@
-"""Each Python rule's prefilter is a necessary condition: run every rule on every Python
-fixture without its prefilter; wherever it finds something, the prefilter must match."""
+"""Each Python rule's prefilter and screen are necessary conditions: run every rule on every
+Python fixture without them; wherever it finds something, every prefilter pattern must match
+and the screen (read from CPython's `ast`) must pass."""
 import functools
 import os
 import sys
@@ -10,6 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fixture_harness import all_fixtures  # noqa: E402
 from gradlint.python.frontend import PYTHON  # noqa: E402
+from gradlint.python.outline import parse_outline  # noqa: E402
 from gradlint.rule import all_rules  # noqa: E402
 
 PYTHON_RULES = {code: rule for code, rule in all_rules().items() if "python" in rule.languages()}
@@ -24,17 +26,22 @@ def _parsed(path):
 
 
 @pytest.mark.parametrize("code", sorted(PYTHON_RULES))
-def test_prefilter_matches_every_file_the_rule_reports(code):
+def test_prefilter_and_screen_pass_every_file_the_rule_reports(code):
     rule = PYTHON_RULES[code]()
-    pattern = rule.prefilter_for("python")
-    assert pattern is not None, f"{code} has no Python prefilter: every file would be parsed for it"
+    patterns = rule.prefilters_for("python")
+    assert patterns, f"{code} has no Python prefilter: every file would be parsed for it"
+    screen = rule.screen("python")
+    assert screen is not None, f"{code} has no Python screen: every file its prefilter selects is parsed"
     reported = 0
     for fixture in PYTHON_FIXTURES:
         text, parsed = _parsed(fixture.path)
-        findings = list(rule.check("python", parsed))
-        if findings:
+        if list(rule.check("python", parsed)):
             reported += 1
-            assert pattern.search(text), f"{code} reports in {fixture.id} but its prefilter does not match"
+            for pattern in patterns:
+                assert pattern.search(text), f"{code} reports in {fixture.id} but its prefilter does not match"
+            outline = parse_outline(text)
+            assert outline is not None and screen(outline), \
+                f"{code} reports in {fixture.id} but its screen says it cannot"
     assert reported, f"{code} reports nothing in any fixture"
 
 
