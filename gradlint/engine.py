@@ -82,8 +82,9 @@ class Linter:
         if selection.gate is not None and not search.has_any(selection.gate):
             return []  # no rule's first prefilter can match: most files end here
         active = [rule for rule, patterns in selection.rules if all(map(search.matches, patterns))]
+        outline = None
         if active and decode_error is None:
-            active = self._screened(active, text, language)
+            active, outline = self._screened(active, text, language)
         if not active:
             return []
         reported: List[Tuple[Rule, Diagnostic]] = []
@@ -93,7 +94,11 @@ class Linter:
         try:
             if decode_error is not None:
                 raise FrontEndSyntaxError(f"cannot decode: {decode_error.message}", decode_error.offset)
-            parsed = language.parse(path, text, focus)
+            parsed = None
+            if outline is not None and all(rule.reads_outline_only for rule in active):
+                parsed = language.outline_model(path, text, outline)
+            if parsed is None:
+                parsed = language.parse(path, text, focus)
         except FrontEndSyntaxError as error:
             code = language.syntax_error_code
             if code in enabled:
@@ -124,16 +129,16 @@ class Linter:
             selection = self._selections[key] = _Selection(rules, None if gate is None else tuple(sorted(gate)))
         return selection
 
-    def _screened(self, rules: List[Rule], text: str, language: Language) -> List[Rule]:
-        """The rules whose structural screen passes on the language's outline of `text`; all
-        of them when one has no screen (the file is parsed for it anyway) or there is no
-        outline (a syntax error: the parse reports it)."""
+    def _screened(self, rules: List[Rule], text: str, language: Language) -> Tuple[List[Rule], object]:
+        """The rules whose structural screen passes on the language's outline of `text`, and
+        the outline; all of them (and no outline) when one has no screen (the file is parsed
+        for it anyway) or there is no outline (a syntax error: the parse reports it)."""
         screens = [rule.screen(language.name) for rule in rules]
         if None in screens:
-            return rules
+            return rules, None
         outline = language.outline(text)
         if outline is None:
-            return rules
+            return rules, None
         passing = []
         for rule, screen in zip(rules, screens):
             try:
@@ -141,7 +146,7 @@ class Linter:
                     passing.append(rule)
             except Exception:  # a screen's bug must not hide findings: let the rule run
                 passing.append(rule)
-        return passing
+        return passing, outline
 
     def _internal_error(self, rule: Rule, path: str, error: BaseException) -> Diagnostic:
         message = f"rule {rule.code} ({rule.name}) failed on this file: {type(error).__name__}: {error}"

@@ -45,6 +45,11 @@ class Language:
         one: then the rules run on the full parse."""
         return None
 
+    def outline_model(self, path: str, text: str, outline):
+        """The model for rules that read only the outline (`Rule.reads_outline_only`): what
+        `parse` would give when every rule to run is such a rule; None to parse anyway."""
+        return None
+
     def suppressions(self, text: str, line_index) -> "Suppressions":
         raise NotImplementedError
 

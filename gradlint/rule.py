@@ -62,6 +62,10 @@ class Rule:
     # matches, and those that use a name such a statement defines. True when a finding can
     # depend on other statements (a value made in one function and mutated in another).
     needs_whole_module: ClassVar[bool] = False
+    # True: the rule's check reads only the language's outline (`file.outline`: for Python,
+    # CPython's `ast`), so a file that only such rules select is never parsed in full.
+    # Only for rules without fixes: a fix edits the formatting-preserving parse.
+    reads_outline_only: ClassVar[bool] = False
 
     @classmethod
     def languages(cls) -> Tuple[str, ...]:
@@ -406,6 +410,8 @@ def _validate(rule: type) -> None:
         raise RuleDefinitionError(f"{where}: summary is missing")
     if not rule.reported_by_engine and not rule.languages():
         raise RuleDefinitionError(f"{where}: implements no check_<language> method")
+    if rule.reads_outline_only and rule.fix_safety is not None:
+        raise RuleDefinitionError(f"{where}: a rule with fixes needs the full parse (reads_outline_only)")
     titles = {title for title, _ in rule.docs().sections}
     missing = [title for title in REQUIRED_SECTIONS if title not in titles]
     if missing:

@@ -34,6 +34,14 @@ class PythonFile:
         return ImportTable.of_statements(statements)
 
     @cached_property
+    def outline(self):
+        """CPython's `ast` view of the file (`gradlint.python.outline.Outline`), for rules
+        that read it; None when CPython cannot parse the text."""
+        from gradlint.python.outline import parse_outline
+
+        return parse_outline(self.text)
+
+    @cached_property
     def guards(self):
         """Where each grad-mode guard is active (`gradlint.python.guards.GuardModel`)."""
         from gradlint.python.guards import GuardModel
@@ -183,6 +191,11 @@ class PythonLanguage(Language):
         from gradlint.python.outline import parse_outline
 
         return parse_outline(text)
+
+    def outline_model(self, path: str, text: str, outline):
+        from gradlint.python.outline import OutlineFile
+
+        return OutlineFile(path, text, outline)
 
     @staticmethod
     def _libcst_parse(text: str):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
+from gradlint.diagnostics import Diagnostic, LineIndex
 from gradlint.python.guards import canonical_guard
 
 FunctionDefinition = Union[ast.FunctionDef, ast.AsyncFunctionDef]
@@ -35,7 +36,7 @@ def parse_outline(text: str) -> Optional["Outline"]:
     # hundred nodes, each walking every live object: a fifth of the parse.
     gc.disable()
     try:
-        return Outline(ast.parse(text))
+        return Outline(ast.parse(text), text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     finally:
@@ -91,10 +92,34 @@ class ScreenRegion:
 
 class Outline:
     """What the screens ask of a module: imports, statements by kind, guard regions.
-    Only statements are walked; expressions are searched only inside guard regions."""
+    Only statements are walked; expressions are searched only inside guard regions.
+    A rule that needs nothing else (`Rule.reads_outline_only`) reports from it too."""
 
-    def __init__(self, module: ast.Module) -> None:
+    def __init__(self, module: ast.Module, text: str) -> None:
         self.module = module
+        self.text = text
+
+    @cached_property
+    def _lines(self) -> LineIndex:
+        return LineIndex(self.text)
+
+    def offset(self, line: int, column_bytes: int) -> int:
+        """The character offset of an `ast` position (1-based line, UTF-8 byte column)."""
+        start = self._lines.offset(line, 1)
+        line_text = self._lines.line_text(line)
+        if not line_text.isascii():
+            column_bytes = len(line_text.encode("utf-8")[:column_bytes].decode("utf-8", "ignore"))
+        return start + column_bytes
+
+    def span(self, node: ast.AST) -> Tuple[int, int]:
+        return (self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset))
+
+    def source(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.text[start:end]
+
+    def diagnostic(self, node: ast.AST, message: str) -> Diagnostic:
+        return Diagnostic(*self.span(node), message)
 
     @cached_property
     def _bindings(self) -> Dict[str, Set[str]]:
@@ -216,6 +241,16 @@ def nodes_in(statements: List[ast.stmt]) -> Iterator[ast.AST]:
         if isinstance(node, _NESTED_SCOPES):
             continue
         stack.extend(ast.iter_child_nodes(node))
+
+
+@dataclass(frozen=True)
+class OutlineFile:
+    """The model handed to rules when every rule to run reads only the outline: libcst
+    never parses the file."""
+
+    path: str
+    text: str
+    outline: Outline
 
 
 def enters_inference_mode(outline: Outline) -> bool:

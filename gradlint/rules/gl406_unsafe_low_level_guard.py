@@ -1,7 +1,5 @@
 import ast
 
-import libcst as cst
-
 from gradlint.diagnostics import Severity
 from gradlint.python.flow import is_in_place_method
 from gradlint.python.guards import LOW_LEVEL_GUARDS
@@ -52,91 +50,77 @@ class UnsafeLowLevelGuard(Rule):
     summary = "Low-level guard that hides in-place updates from autograd"
     severity = Severity.WARNING
     prefilter = r"_AutoDispatchBelowADInplaceOrView|_unsafe_preserve_version_counter"
+    reads_outline_only = True  # no fix to make: CPython's ast says all it needs
 
     def screen_python(self, outline) -> bool:
         """A low-level guard made as a statement, or in a `with` around what may update in place."""
-        def low_level(node) -> bool:
-            return isinstance(node, ast.Call) and bool(outline.qualified_names(node.func) & LOW_LEVEL_GUARDS.keys())
-
-        if any(low_level(call) for call, _, _ in outline.calls_in_statements(ast.Expr)):
-            return True
-        for statement, _ in outline.statements_of(ast.With, ast.AsyncWith):
-            for item in statement.items:
-                if low_level(item.context_expr):
-                    call = item.context_expr
-                    guarded = {value.id for value in call.args + [keyword.value for keyword in call.keywords]
-                               if isinstance(value, ast.Name)}
-                    if any(_may_update_in_place(node, guarded) for node in nodes_in(statement.body)):
-                        return True
-        return False
+        return any(True for _ in _findings(outline, first_only=True))
 
     def check_python(self, file):
-        for statement in file.nodes(cst.With):
-            for item in statement.items:
-                low_level = _low_level(file, item.item)
-                if low_level is None:
-                    continue
-                guarded = {arg.value.value for arg in item.item.args if isinstance(arg.value, cst.Name)}
-                update = _first_in_place_update(file, statement.body, guarded)
-                if update is None:
-                    continue
-                yield file.diagnostic(
-                    item.item,
-                    f"`{low_level}` around an in-place update (`{_short(file, update)}`, line {file.line_of(update)}): "
-                    f"the version counter is not bumped, so backward can silently compute a wrong gradient "
-                    f"(torch-semantics §5); use `torch.no_grad()`",
-                )
-        for expression in file.nodes(cst.Expr):
-            if _low_level(file, expression.value) == "_AutoDispatchBelowADInplaceOrView":
-                yield file.diagnostic(
-                    expression.value,
-                    "`_AutoDispatchBelowADInplaceOrView()` made without `with` has no effect (torch-semantics §5)",
-                )
+        for node, message in _findings(file.outline):
+            yield file.outline.diagnostic(node, message)
 
 
-def _may_update_in_place(node, guarded) -> bool:
-    """`_first_in_place_update`'s test of one node, on an `ast` node."""
-    targets = [node.target] if isinstance(node, ast.AugAssign) else node.targets if isinstance(node, ast.Assign) else []
-    for target in targets:
-        while isinstance(target, ast.Subscript):
-            target = target.value
-        if isinstance(target, ast.Name) and target.id in guarded:
-            return True
-    if isinstance(node, ast.Call):
-        return ((isinstance(node.func, ast.Attribute) and is_in_place_method(node.func.attr))
-                or any(keyword.arg == "out" for keyword in node.keywords))
-    return False
+def _findings(outline, first_only: bool = False):
+    """(node, message) for each finding; `first_only`: stop at the first, unworded."""
+    for statement, _ in outline.statements_of(ast.With, ast.AsyncWith):
+        for item in statement.items:
+            low_level = _low_level(outline, item.context_expr)
+            if low_level is None:
+                continue
+            call = item.context_expr
+            guarded = {value.id for value in call.args + [keyword.value for keyword in call.keywords]
+                       if isinstance(value, ast.Name)}
+            update = _first_in_place_update(statement.body, guarded)
+            if update is None:
+                continue
+            if first_only:
+                yield call, ""
+                return
+            node, snippet = update
+            yield call, (
+                f"`{low_level}` around an in-place update (`{_short(outline, snippet)}`, line {node.lineno}): "
+                f"the version counter is not bumped, so backward can silently compute a wrong gradient "
+                f"(torch-semantics §5); use `torch.no_grad()`")
+    for call, _, _ in outline.calls_in_statements(ast.Expr):
+        if _low_level(outline, call) == "_AutoDispatchBelowADInplaceOrView":
+            yield call, "`_AutoDispatchBelowADInplaceOrView()` made without `with` has no effect (torch-semantics §5)"
+            if first_only:
+                return
 
 
-def _low_level(file, node):
-    if not isinstance(node, cst.Call):
+def _low_level(outline, node):
+    """The low-level guard a call makes, or None."""
+    if not isinstance(node, ast.Call):
         return None
-    return LOW_LEVEL_GUARDS.get(file.qualified_name(node.func))
+    names = outline.qualified_names(node.func) & LOW_LEVEL_GUARDS.keys()
+    return LOW_LEVEL_GUARDS[min(names)] if names else None
 
 
-def _short(file, node):
-    text = " ".join(file.code_for(node).split())
+def _short(outline, node):
+    text = " ".join(outline.source(node).split())
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _first_in_place_update(file, body, guarded):
-    """The first in-place update in `body`: an in-place method, `out=`, or `x += ...` /
-    `x[...] = ...` on a tensor the guard names (elsewhere `+=` may be on a list or an int)."""
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            continue
-        target = node.target if isinstance(node, (cst.AugAssign, cst.AssignTarget)) else None
-        while isinstance(target, cst.Subscript):
-            target = target.value
-        if isinstance(target, cst.Name) and target.value in guarded:
-            return node
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute) and is_in_place_method(func.attr.value):
-                return node
-            if any(arg.keyword is not None and arg.keyword.value == "out" for arg in node.args):
-                return node
-        stack.extend(reversed(file.children(node)))
-    return None
+def _first_in_place_update(body, guarded):
+    """(node, the node whose code to quote) for the first in-place update in `body`: an
+    in-place method, `out=`, or `x += ...` / `x[...] = ...` on a tensor the guard names
+    (elsewhere `+=` may be on a list or an int); None when there is none."""
+    found = []
+    for node in nodes_in(body):
+        if isinstance(node, ast.AugAssign):
+            if _names_guarded(node.target, guarded):
+                found.append((node, node))
+        elif isinstance(node, ast.Assign):
+            found.extend((target, target) for target in node.targets if _names_guarded(target, guarded))
+        elif isinstance(node, ast.Call):
+            if ((isinstance(node.func, ast.Attribute) and is_in_place_method(node.func.attr))
+                    or any(keyword.arg == "out" for keyword in node.keywords)):
+                found.append((node, node))
+    return min(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset)) if found else None
+
+
+def _names_guarded(target, guarded) -> bool:
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return isinstance(target, ast.Name) and target.id in guarded

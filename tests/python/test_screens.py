@@ -149,3 +149,32 @@ def test_no_rule_applies_to_a_type_stub(monkeypatch):
     assert _linter().check_text(stub, "model.pyi", language_for("model.pyi")) == []
     monkeypatch.undo()  # the same text as a module is parsed, and reported
     assert {f.code for f in _linter().check_text(stub, "model.py", PYTHON)} == {"GL401"}
+
+
+def test_a_rule_that_reads_only_the_outline_reports_without_libcst(monkeypatch):
+    _refuse_libcst(monkeypatch)
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def refresh(cache, value):
+            with torch.autograd._unsafe_preserve_version_counter(cache):
+                cache[0] = value
+            with torch._C._AutoDispatchBelowADInplaceOrView():
+                cache.mul_(0.9).add_(value, alpha=0.1)
+            torch._C._AutoDispatchBelowADInplaceOrView()
+        """)
+    findings = _linter().check_text(source, "refresh.py", PYTHON)
+    assert [(f.code, f.start.line, f.start.column) for f in findings] == [
+        ("GL406", 5, 10), ("GL406", 7, 10), ("GL406", 9, 5)]
+    assert "(`cache[0]`, line 6)" in findings[0].message
+    assert "(`cache.mul_(0.9).add_(value, alpha=0.1)`, line 8)" in findings[1].message
+    end = findings[0].end_offset
+    assert source[findings[0].start_offset:end] == "torch.autograd._unsafe_preserve_version_counter(cache)"
+
+
+def test_outline_positions_count_characters_not_bytes():
+    source = "x = 'é' ; y = 'ü' + f(z)\n"
+    outline = parse_outline(source)
+    call = outline.module.body[1].value.right
+    assert outline.source(call) == "f(z)"
