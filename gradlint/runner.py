@@ -19,7 +19,7 @@ import sys
 import time
 import types
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint import __version__
 from gradlint.diagnostics import Edit, Finding, Fix, Position, Safety, Severity
@@ -36,6 +36,9 @@ POOL_MIN_FILES = 48
 # start the pool at once (a late fork copies a grown process and idles a core meanwhile).
 SERIAL_SECONDS = 0.05
 SERIAL_FIRST_MAX_FILES = 500
+# The walk waits for results once this many batches are out, so memory holds only the
+# files in flight, not the whole tree.
+MAX_BATCHES_IN_FLIGHT = 64
 FILES_PER_TASK = 16
 _MAGIC = b"gradlint-cache-1\n"
 # Index files kept per cache folder: each configuration and each version of the code
@@ -182,7 +185,7 @@ class ResultCache:
         merged.update(self.updates)
         self.updates = {}
         payload = marshal.dumps(merged)
-        data = _MAGIC + hashlib.blake2b(payload, digest_size=_CHECKSUM_SIZE).digest() + payload
+        checksum = hashlib.blake2b(payload, digest_size=_CHECKSUM_SIZE).digest()
         try:
             os.makedirs(self.directory, exist_ok=True)
             ignore = os.path.join(self.directory, ".gitignore")
@@ -194,7 +197,8 @@ class ResultCache:
             handle, temporary = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=self.directory)
             try:
                 with os.fdopen(handle, "wb") as stream:
-                    stream.write(data)
+                    for part in (_MAGIC, checksum, payload):  # no joined copy of a large index
+                        stream.write(part)
                 os.replace(temporary, self.path)
             except BaseException:
                 os.unlink(temporary)
@@ -343,53 +347,87 @@ def run_files(files: Iterable[str], settings: Settings, mode: str = "check", wri
 
     `files` may be an iterator still walking the tree: each file is looked up in the cache
     as it comes (a warm run needs no pool and no linter at all), and once a run has many
-    files to lint its pool starts on them while the walk goes on. A sequence (the progress
-    display) is iterated once more as the results come in, in input order."""
+    files to lint its pool starts on them while the walk goes on; results are taken in
+    input order as they arrive, so memory holds only the files in flight. A sequence (the
+    progress display) is iterated as the results are taken."""
     cache = ResultCache(cache_dir, settings) if cache_dir is not None else None
     job = _Job(settings, verbose, mode, write, cache.entries if cache is not None else None)
     jobs = default_jobs() if jobs is None else jobs
     sequence = files if isinstance(files, collections.abc.Sequence) else None
-    paths: List[str] = []
-    found: Dict[int, FileReport] = {}
-    misses: List[int] = []
+    taken = _Taken(job, cache, iter(sequence) if sequence is not None else None)
+    waiting: Deque[Tuple[str, Optional[FileReport]]] = collections.deque()  # in input order; None: to lint
     pool: Optional[_Pool] = None
     try:
         for path in files if sequence is None else (files[index] for index in range(len(files))):
-            index = len(paths)
-            paths.append(path)
             report = job.cached(path)
-            if report is not None:
-                if _worth_keeping(report):
-                    found[index] = report
+            if pool is None and not waiting and (report is not None or jobs <= 1):
+                taken.take(path, report, None if report is not None else iter((job.lint(path),)))
                 continue
-            misses.append(index)
+            waiting.append((path, report))
+            if report is not None:
+                continue
             if pool is not None:
                 pool.add(path)
-            elif jobs > 1 and len(misses) >= SERIAL_FIRST_MAX_FILES:
+                taken.take_ready(waiting, pool)
+                if pool.in_flight() > MAX_BATCHES_IN_FLIGHT:  # the walk outruns the workers: wait
+                    taken.take_next_batch(waiting, pool)
+            elif jobs > 1 and len(waiting) >= SERIAL_FIRST_MAX_FILES:
                 pool = _Pool(job, jobs)
-                for earlier in misses:
-                    pool.add(paths[earlier])
+                for waiting_path, cached in waiting:
+                    if cached is None:
+                        pool.add(waiting_path)
         if pool is not None:
-            linted = pool.results()
+            results = pool.results()
         else:
-            linted = _results(job, [paths[index] for index in misses], jobs)
-        missed = set(misses)
-        reports: List[FileReport] = []
-        for index, path in enumerate(sequence if sequence is not None else paths):  # drives the progress display
-            if index in missed:
-                report, entry = next(linted)
-                if entry is not None:
-                    cache.store(job.key(path), *entry)
-            else:
-                report = found.pop(index, None)
-            if report is not None and _worth_keeping(report):
-                reports.append(report)
-        linted.close()  # ends a pool `_results` started
+            results = _results(job, [path for path, cached in waiting if cached is None], jobs)
+        while waiting:
+            path, cached = waiting.popleft()
+            taken.take(path, cached, results)
+        results.close()  # ends a pool `_results` started
     finally:
         if pool is not None:
             pool.close()
     cache_error = cache.save() if cache is not None else None
-    return RunOutcome(reports, len(paths), cache_error)
+    return RunOutcome(taken.reports, taken.count, cache_error)
+
+
+class _Taken:
+    """The results taken so far, in input order: reports worth showing, cache entries."""
+
+    def __init__(self, job: _Job, cache: Optional[ResultCache], shown: Optional[Iterator[str]]) -> None:
+        self.job = job
+        self.cache = cache
+        self.shown = shown  # the progress display, advanced once per file taken
+        self.reports: List[FileReport] = []
+        self.count = 0
+
+    def take(self, path: str, cached: Optional[FileReport], results=None) -> None:
+        """One file: its cached report, or the next of `results` (in the order of misses)."""
+        if cached is None:
+            report, entry = next(results)
+            if entry is not None:
+                self.cache.store(self.job.key(path), *entry)
+        else:
+            report = cached
+        if report is not None and _worth_keeping(report):
+            self.reports.append(report)
+        self.count += 1
+        if self.shown is not None:
+            next(self.shown, None)
+
+    def take_next_batch(self, waiting: Deque, pool: "_Pool") -> None:
+        """Wait for the oldest batch, then take every file it lets through."""
+        pool.wait_for_result()
+        self.take_ready(waiting, pool)
+
+    def take_ready(self, waiting: Deque, pool: "_Pool") -> None:
+        """Take the files at the front of `waiting` whose results have come, without waiting."""
+        while waiting:
+            path, cached = waiting[0]
+            if cached is None and not pool.has_result():
+                return
+            waiting.popleft()
+            self.take(path, cached, pool.ready_results)
 
 
 class _Pool:
@@ -403,8 +441,10 @@ class _Pool:
         # Workers look nothing up: they need to know only whether to hash for the cache.
         worker_job = replace(job, cache_entries=None if job.cache_entries is None else {})
         self._pool = context.Pool(jobs, initializer=_init_worker, initargs=(worker_job,))
-        self._pending: List[object] = []  # one result per batch, in order
+        self._pending: Deque[object] = collections.deque()  # one result per batch, in order
         self._batch: List[str] = []
+        self._current: Deque[tuple] = collections.deque()  # the batch being taken
+        self.ready_results = self._next_ready()
 
     def add(self, path: str) -> None:
         self._batch.append(path)
@@ -415,11 +455,31 @@ class _Pool:
         self._pending.append(self._pool.apply_async(_lint_many, (self._batch,)))
         self._batch = []
 
+    def in_flight(self) -> int:
+        return len(self._pending)
+
+    def wait_for_result(self) -> None:
+        if not self._current and self._pending:
+            self._current.extend(self._pending.popleft().get())
+
+    def has_result(self) -> bool:
+        """Whether the next result has come (a batch once taken is let go)."""
+        if not self._current and self._pending and self._pending[0].ready():
+            self._current.extend(self._pending.popleft().get())
+        return bool(self._current)
+
+    def _next_ready(self):
+        while True:
+            yield self._current.popleft()
+
     def results(self):
+        """Every result not yet taken, in order, waiting for those still being linted."""
         if self._batch:
             self._submit()
-        for pending in self._pending:
-            yield from pending.get()
+        while self._current or self._pending:
+            if not self._current:
+                self._current.extend(self._pending.popleft().get())
+            yield self._current.popleft()
 
     def close(self) -> None:
         self._pool.terminate()
