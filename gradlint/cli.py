@@ -16,7 +16,7 @@ import click
 
 from gradlint import __version__
 from gradlint.config import ConfigError, discover as discover_config, load as load_config
-from gradlint.discovery import DiscoveryError, discover_lazily
+from gradlint.discovery import DiscoveryError, discover_lazily, split_path
 from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, reporters
@@ -122,7 +122,7 @@ def _display_paths(paths: Iterable[str]) -> Iterator[str]:
     """Paths under the working directory are shown relative to it (worked out per folder)."""
     shown_folders: dict = {}
     for path in paths:
-        folder, name = os.path.split(path)
+        folder, name = split_path(path)
         if folder not in shown_folders:
             relative = os.path.relpath(folder or ".")
             shown_folders[folder] = None if relative.startswith("..") else relative

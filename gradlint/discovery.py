@@ -95,10 +95,14 @@ def _exclusion_matcher(patterns: Tuple[str, ...]) -> "re.Pattern[str]":
 
 
 def _excluded(path: str, settings: Settings, root: str) -> bool:
+    return _excluded_in(*split_path(path), settings, root)
+
+
+def _excluded_in(folder: str, name: str, settings: Settings, root: str) -> bool:
+    """`_excluded` of `folder/name`, for a walk that holds the two apart already."""
     matcher = _exclusion_matcher(settings.excludes)
-    if matcher.match(os.path.normcase(os.path.basename(path))):
+    if matcher.match(os.path.normcase(name)):
         return True
-    folder, name = os.path.split(path)
     relative_folder = _relative_folder(folder, root)
     relative = name if relative_folder == "." else f"{relative_folder}/{name}"
     return matcher.match(os.path.normcase(relative)) is not None
@@ -159,6 +163,18 @@ def _is_plain_file(entry: os.DirEntry) -> bool:
         return False
 
 
+def _split_posix(path: str) -> Tuple[str, str]:
+    """`posixpath.split` without its argument checks: called a few times per file."""
+    cut = path.rfind("/") + 1
+    head, tail = path[:cut], path[cut:]
+    if head and head != "/" * len(head):
+        head = head.rstrip("/")
+    return head, tail
+
+
+split_path = _split_posix if os.sep == "/" and os.altsep is None else os.path.split
+
+
 def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = False) -> Discovered:
     found, files = discover_lazily(paths, settings, force_exclude)
     found.files.extend(files)
@@ -186,12 +202,16 @@ def _walk(paths: Sequence[str], settings: Settings, force_exclude: bool, result:
     def is_excluded(path: str, is_dir: bool) -> bool:
         return _excluded(path, settings, root) or (gitignore is not None and gitignore.ignored(path, is_dir))
 
+    def is_excluded_file(folder: str, name: str, path: str) -> bool:
+        return (_excluded_in(folder, name, settings, root)
+                or (gitignore is not None and gitignore.ignored(path, False)))
+
     real_folders: Dict[str, str] = {}
 
-    def is_new(path: str, maybe_link: bool = True) -> bool:
+    def is_new(path: str, maybe_link: bool = True, folder_and_name: Optional[Tuple[str, str]] = None) -> bool:
         # realpath costs a system call per path component: once per folder, and per file
         # only for a symbolic link.
-        folder, name = os.path.split(path)
+        folder, name = folder_and_name or split_path(path)
         if folder not in real_folders:
             real_folders[folder] = os.path.realpath(folder or ".")
         key = os.path.join(real_folders[folder], name)
@@ -208,14 +228,17 @@ def _walk(paths: Sequence[str], settings: Settings, force_exclude: bool, result:
                 continue
             for folder, files in _walk_folders(given, lambda path: is_excluded(path, True)):
                 for entry in files:
-                    path = os.path.join(folder, entry.name)
-                    if language_for(path) is None or is_excluded(path, False):
+                    name = entry.name
+                    if language_for(name) is None:
+                        continue
+                    path = os.path.join(folder, name)
+                    if is_excluded_file(folder, name, path):
                         continue
                     # A plain file, as the folder listing says: no system call to ask again.
                     plain = _is_plain_file(entry)
                     reason = None if plain else skip_reason(path)
                     if reason is None:
-                        if is_new(path, maybe_link=not plain):
+                        if is_new(path, maybe_link=not plain, folder_and_name=(folder, name)):
                             yield path
                     elif reason != "is a directory":  # a folder named x.py is walked already
                         result.skipped.append((path, reason))

@@ -23,6 +23,7 @@ from typing import Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tu
 
 from gradlint import __version__
 from gradlint.diagnostics import Edit, Finding, Fix, Position, Safety, Severity
+from gradlint.discovery import split_path
 from gradlint.engine import FileReport, Linter
 from gradlint.frontend import language_for
 from gradlint.settings import Settings
@@ -235,7 +236,7 @@ class _Job:
 
     def key(self, path: str) -> str:
         """The cache key of a path: absolute (abspath per folder, not per file)."""
-        folder, name = os.path.split(path)
+        folder, name = split_path(path)
         absolute = self.absolute_folders.get(folder)
         if absolute is None:
             absolute = self.absolute_folders[folder] = os.path.abspath(folder or ".")

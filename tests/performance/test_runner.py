@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from gradlint import runner
 from gradlint.engine import Linter
@@ -281,3 +282,13 @@ def test_a_file_changed_just_now_is_hashed_on_the_next_run(tmp_path, monkeypatch
     monkeypatch.setattr(runner, "read_bytes", lambda path: reads.append(path) or original_read(path))
     run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
     assert reads == paths
+
+
+@hypothesis_settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="a/.", max_size=12))
+def test_the_fast_path_split_is_posixpath_split(path):
+    import posixpath
+
+    from gradlint.discovery import _split_posix
+
+    assert _split_posix(path) == posixpath.split(path)
