@@ -2,9 +2,7 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 from typing import Dict, List
-from urllib.parse import quote
 
 from gradlint import __version__
 from gradlint.reporters import Reporter, RunResult, stable_fingerprints
@@ -14,11 +12,19 @@ INFORMATION_URI = "https://example.invalid/gradlint"  # the Homepage in pyprojec
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
+def _file_uri(path: str) -> str:
+    import pathlib  # with urllib, loaded only when SARIF is written
+
+    return pathlib.Path(path).as_uri()
+
+
 def artifact_location(path: str) -> dict:
     """A relative path stays relative to the source root (`%SRCROOT%`, the working folder);
     an absolute one becomes a file URI."""
     if os.path.isabs(path):
-        return {"uri": pathlib.Path(path).as_uri()}
+        return {"uri": _file_uri(path)}
+    from urllib.parse import quote
+
     return {"uri": quote(path.replace(os.sep, "/")), "uriBaseId": "%SRCROOT%"}
 
 
@@ -102,7 +108,7 @@ class SarifReporter(Reporter):
                     "rules": [_rule_descriptor(code) for code in codes],
                 }},
                 "invocations": [invocation],
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": pathlib.Path(os.getcwd()).as_uri() + "/"}},
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": _file_uri(os.getcwd()) + "/"}},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }],
