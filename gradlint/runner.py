@@ -14,6 +14,7 @@ import collections.abc
 import hashlib
 import importlib.util
 import marshal
+import struct
 import os
 import sys
 import time
@@ -41,11 +42,12 @@ SERIAL_FIRST_MAX_FILES = 500
 # files in flight, not the whole tree.
 MAX_BATCHES_IN_FLIGHT = 64
 FILES_PER_TASK = 16
-_MAGIC = b"gradlint-cache-1\n"
+_MAGIC = b"gradlint-cache-2\n"
 # Index files kept per cache folder: each configuration and each version of the code
 # makes its own, and the oldest are removed past this many.
 MAX_INDEXES = 8
 _CHECKSUM_SIZE = 16
+_DIGEST_SIZE = 16  # of a file's content
 
 
 class _DeferredModule(types.ModuleType):
@@ -114,7 +116,7 @@ def configuration_key(settings: Settings) -> str:
 
 
 def content_hash(raw: bytes) -> bytes:
-    return hashlib.blake2b(raw, digest_size=16).digest()
+    return hashlib.blake2b(raw, digest_size=_DIGEST_SIZE).digest()
 
 
 def _encode_finding(finding: Finding) -> tuple:
@@ -135,6 +137,23 @@ def _decode_finding(path: str, data: tuple) -> Finding:
         fix = Fix(tuple(Edit(*edit) for edit in edits), Safety(safety), title)
     return Finding(path, code, name, message, Severity(severity), Position(start_line, start_column),
                    Position(end_line, end_column), start_offset, end_offset, fix, cell)
+
+
+_STAMP = struct.Struct("<qq")  # size, modification time in ns
+
+
+def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple]):
+    """A cache entry as small as it can be held: the digest and stamp in one bytes object,
+    paired with the findings only when there are any (most files have none)."""
+    packed = digest if stamp is None else digest + _STAMP.pack(*stamp)
+    return (packed, encoded_findings) if encoded_findings else packed
+
+
+def _unpack_entry(entry) -> Tuple[bytes, tuple, Optional[tuple]]:
+    """(digest, encoded findings, stamp or None) of a `_pack_entry` result."""
+    packed, encoded_findings = (entry, ()) if isinstance(entry, bytes) else entry
+    stamp = _STAMP.unpack_from(packed, _DIGEST_SIZE) if len(packed) > _DIGEST_SIZE else None
+    return packed[:_DIGEST_SIZE], encoded_findings, stamp
 
 
 class ResultCache:
@@ -174,7 +193,7 @@ class ResultCache:
         return entries if isinstance(entries, dict) else {}
 
     def store(self, key: str, digest: bytes, encoded_findings: tuple, stamp: Optional[tuple] = None) -> None:
-        self.updates[key] = (digest, encoded_findings, stamp)
+        self.updates[key] = _pack_entry(digest, encoded_findings, stamp)
 
     def save(self) -> Optional[str]:
         """Merge this run's entries into the index on disk; an error message if it cannot."""
@@ -247,14 +266,15 @@ class _Job:
         entry = self.cache_entries.get(self.key(path)) if self.cache_entries is not None else None
         if entry is None:
             return None
-        if len(entry) < 3 or entry[2] is None or _stat_stamp(path) != entry[2]:
+        digest, encoded_findings, stamp = _unpack_entry(entry)
+        if stamp is None or _stat_stamp(path) != stamp:
             try:
                 raw = read_bytes(path)
             except SourceError:
                 return None  # lint() reports it
-            if entry[0] != content_hash(raw):
+            if digest != content_hash(raw):
                 return None
-        findings = [_decode_finding(path, data) for data in entry[1]]
+        findings = [_decode_finding(path, data) for data in encoded_findings]
         if self.mode == "fix" and any(
                 f.fix is not None and f.fix.is_applicable(self.settings.unsafe_fixes) for f in findings):
             return None
