@@ -6,6 +6,10 @@ each language it applies to (`check_python`, `check_cpp`), or, as a package, hol
 `<language>.py` module with a `check(file)` function beside its `__init__.py`; the
 languages are derived from those, so nothing is declared twice. Rules hold no state
 between files and do no I/O: they read the parsed model a front end hands them.
+
+Before anything is parsed, a file must match the rule's text `prefilter`, then pass its
+`screen_<language>` (or the `screen` function beside `check`), which reads the language's
+cheap outline (for Python, CPython's `ast`); both are necessary conditions of a finding.
 """
 from __future__ import annotations
 

@@ -382,7 +382,10 @@ def run_files(files: Iterable[str], settings: Settings, mode: str = "check", wri
         for path in files if sequence is None else (files[index] for index in range(len(files))):
             report = job.cached(path)
             if pool is None and not waiting and (report is not None or jobs <= 1):
-                taken.take(path, report, None if report is not None else iter((job.lint(path),)))
+                if report is not None:
+                    taken.take(path, report)
+                else:
+                    taken.take_result(path, job.lint(path))
                 continue
             waiting.append((path, report))
             if report is not None:
@@ -422,14 +425,21 @@ class _Taken:
         self.reports: List[FileReport] = []
         self.count = 0
 
-    def take(self, path: str, cached: Optional[FileReport], results=None) -> None:
-        """One file: its cached report, or the next of `results` (in the order of misses)."""
+    def take(self, path: str, cached: Optional[FileReport], results: Optional[Iterator] = None) -> None:
+        """One file: its cached report, or else the next of `results` (in the order of misses)."""
         if cached is None:
-            report, entry = next(results)
-            if entry is not None:
-                self.cache.store(self.job.key(path), *entry)
+            self.take_result(path, next(results))
         else:
-            report = cached
+            self._keep(cached)
+
+    def take_result(self, path: str, result: Tuple[Optional[FileReport], Optional[tuple]]) -> None:
+        """One file just linted: (its report, or None when clean; its cache entry or None)."""
+        report, entry = result
+        if entry is not None:
+            self.cache.store(self.job.key(path), *entry)
+        self._keep(report)
+
+    def _keep(self, report: Optional[FileReport]) -> None:
         if report is not None and _worth_keeping(report):
             self.reports.append(report)
         self.count += 1

@@ -57,8 +57,11 @@ class UnsafeLowLevelGuard(Rule):
         return any(True for _ in _findings(outline, first_only=True))
 
     def check_python(self, file):
-        for node, message in _findings(file.outline):
-            yield file.outline.diagnostic(node, message)
+        outline = file.outline
+        if outline is None:  # newer syntax than this Python parses: nothing to read
+            return
+        for node, message in _findings(outline):
+            yield outline.diagnostic(node, message)
 
 
 def _findings(outline, first_only: bool = False):
