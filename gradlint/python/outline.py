@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
@@ -36,7 +37,9 @@ def parse_outline(text: str) -> Optional["Outline"]:
     # hundred nodes, each walking every live object: a fifth of the parse.
     gc.disable()
     try:
-        return Outline(ast.parse(text), text)
+        with warnings.catch_warnings():  # the file's own problems (`1if x`) are not gradlint's to print
+            warnings.simplefilter("ignore")
+            return Outline(ast.parse(text), text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     finally:

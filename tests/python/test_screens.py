@@ -178,3 +178,12 @@ def test_outline_positions_count_characters_not_bytes():
     outline = parse_outline(source)
     call = outline.module.body[1].value.right
     assert outline.source(call) == "f(z)"
+
+
+def test_the_outline_prints_no_warning_about_the_file():
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert parse_outline("x = 1if True else 2\nwith torch.no_grad:\n    pass\n") is not None
+    assert not [warning for warning in caught if issubclass(warning.category, SyntaxWarning)]
