@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import functools
+import hashlib
 import os
 import re
 import stat
@@ -214,9 +215,11 @@ def _walk(paths: Sequence[str], settings: Settings, force_exclude: bool, result:
         folder, name = folder_and_name or split_path(path)
         if folder not in real_folders:
             real_folders[folder] = os.path.realpath(folder or ".")
-        key = os.path.join(real_folders[folder], name)
-        if maybe_link and os.path.islink(key):
-            key = os.path.realpath(key)
+        real = os.path.join(real_folders[folder], name)
+        if maybe_link and os.path.islink(real):
+            real = os.path.realpath(real)
+        # A 16-byte digest stands for the real path: a third of its memory in a large tree.
+        key = hashlib.blake2b(real.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         if key in seen:
             return False
         seen.add(key)

@@ -42,7 +42,7 @@ SERIAL_FIRST_MAX_FILES = 500
 # files in flight, not the whole tree.
 MAX_BATCHES_IN_FLIGHT = 64
 FILES_PER_TASK = 16
-_MAGIC = b"gradlint-cache-2\n"
+_MAGIC = b"gradlint-cache-3\n"
 # Index files kept per cache folder: each configuration and each version of the code
 # makes its own, and the oldest are removed past this many.
 MAX_INDEXES = 8
@@ -115,6 +115,13 @@ def configuration_key(settings: Settings) -> str:
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
 
 
+def path_key(absolute_path: str) -> bytes:
+    """An index key for a file: a 16-byte digest of its absolute path, a third of the path's
+    size in memory (a large tree's index is most of a run's memory). Two paths with one
+    digest (a chance of about 2**-128) would only make each other's entries miss."""
+    return hashlib.blake2b(absolute_path.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def content_hash(raw: bytes) -> bytes:
     return hashlib.blake2b(raw, digest_size=_DIGEST_SIZE).digest()
 
@@ -163,7 +170,7 @@ class ResultCache:
         self.directory = directory
         self.path = os.path.join(directory, configuration_key(settings) + ".cache")
         self.read_stamp: Optional[tuple] = None  # the index file as it was when read
-        self.entries: Dict[str, Tuple[bytes, tuple]] = self._read()
+        self.entries: Dict[bytes, object] = self._read()  # path_key(path) -> _pack_entry(...)
         self.updates: Dict[str, Tuple[bytes, tuple]] = {}
 
     def _stamp(self) -> Optional[tuple]:
@@ -192,7 +199,7 @@ class ResultCache:
             return {}
         return entries if isinstance(entries, dict) else {}
 
-    def store(self, key: str, digest: bytes, encoded_findings: tuple, stamp: Optional[tuple] = None) -> None:
+    def store(self, key: bytes, digest: bytes, encoded_findings: tuple, stamp: Optional[tuple] = None) -> None:
         self.updates[key] = _pack_entry(digest, encoded_findings, stamp)
 
     def save(self) -> Optional[str]:
@@ -249,17 +256,17 @@ class _Job:
     verbose: bool
     mode: str  # "check" or "fix"
     write: bool
-    cache_entries: Optional[Dict[str, Tuple[bytes, tuple]]]
+    cache_entries: Optional[Dict[bytes, object]]
     linter: Optional[Linter] = field(default=None, repr=False)
     absolute_folders: Dict[str, str] = field(default_factory=dict, repr=False)
 
-    def key(self, path: str) -> str:
-        """The cache key of a path: absolute (abspath per folder, not per file)."""
+    def key(self, path: str) -> bytes:
+        """The cache key of a path: of its absolute form (abspath per folder, not per file)."""
         folder, name = split_path(path)
         absolute = self.absolute_folders.get(folder)
         if absolute is None:
             absolute = self.absolute_folders[folder] = os.path.abspath(folder or ".")
-        return os.path.join(absolute, name)
+        return path_key(os.path.join(absolute, name))
 
     def cached(self, path: str) -> Optional[FileReport]:
         """The report the cache holds for the file as it is now; None: lint it."""

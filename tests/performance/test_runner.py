@@ -11,7 +11,7 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from gradlint import runner
 from gradlint.engine import Linter
-from gradlint.runner import ResultCache, run_files
+from gradlint.runner import ResultCache, path_key, run_files
 from gradlint.settings import Settings, resolve_selection
 
 MISSING_PARENS = "import torch\n\n\ndef evaluate(model, x):\n    with torch.no_grad:\n        return model(x)\n"
@@ -116,11 +116,11 @@ def test_two_runs_sharing_a_cache_keep_both_entries_and_leave_no_temporaries(tmp
     cache = str(tmp_path / "cache")
     settings = settings_for(tmp_path)
     first, second = ResultCache(cache, settings), ResultCache(cache, settings)
-    first.store(paths[0], b"a" * 16, ())
-    second.store(paths[1], b"b" * 16, ())
+    first.store(path_key(paths[0]), b"a" * 16, ())
+    second.store(path_key(paths[1]), b"b" * 16, ())
     assert first.save() is None and second.save() is None
     merged = ResultCache(cache, settings).entries
-    assert set(merged) == {os.path.abspath(paths[0]), os.path.abspath(paths[1])}
+    assert set(merged) == {path_key(paths[0]), path_key(paths[1])}
     assert sorted(os.listdir(cache)) == [".gitignore", os.path.basename(first.path)]
 
 
@@ -223,7 +223,7 @@ def test_unreadable_file_is_reported_and_not_cached(tmp_path):
     missing = str(tmp_path / "gone.py")
     outcome = run_files([missing] + paths, settings_for(tmp_path), jobs=1, cache_dir=str(tmp_path / "c"))
     assert outcome.reports[0].error.startswith(f"{missing}: cannot read")
-    assert os.path.abspath(missing) not in ResultCache(str(tmp_path / "c"), settings_for(tmp_path)).entries
+    assert path_key(os.path.abspath(missing)) not in ResultCache(str(tmp_path / "c"), settings_for(tmp_path)).entries
 
 
 WARM_RUN = textwrap.dedent("""
