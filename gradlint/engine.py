@@ -98,7 +98,7 @@ class Linter:
             if outline is not None and all(rule.reads_outline_only for rule in active):
                 parsed = language.outline_model(path, text, outline)
             if parsed is None:
-                parsed = language.parse(path, text, focus)
+                parsed = language.parse(path, text, focus, outline)
         except FrontEndSyntaxError as error:
             code = language.syntax_error_code
             if code in enabled:

@@ -33,10 +33,11 @@ class Language:
     # Files larger than this many bytes are skipped with a note (None: no limit).
     max_bytes: Optional[int] = None
 
-    def parse(self, path: str, text: str, focus: Optional[Sequence] = None):
+    def parse(self, path: str, text: str, focus: Optional[Sequence] = None, outline=None):
         """The model the rules read; raises FrontEndSyntaxError. `focus`: the prefilter
         patterns of the rules to run, when none needs the whole file; a language may
-        then parse only the parts they match."""
+        then parse only the parts they match. `outline`: the language's outline of `text`
+        when the screens made one (the model keeps it rather than make it again)."""
         raise NotImplementedError
 
     def outline(self, text: str):

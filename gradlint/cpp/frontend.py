@@ -19,7 +19,7 @@ class CppLanguage(Language):
     def decode(self, raw: bytes) -> DecodedSource:
         return decode_cpp(raw)
 
-    def parse(self, path: str, text: str, focus=None):
+    def parse(self, path: str, text: str, focus=None, outline=None):
         from gradlint.cpp.model import CppFile
 
         return CppFile(path, text)

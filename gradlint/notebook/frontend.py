@@ -181,9 +181,9 @@ class NotebookLanguage(PythonLanguage):
 
     max_bytes = None  # outputs can be megabytes of images: `decode` limits the code cells
 
-    def parse(self, path: str, text: str, focus=None):
+    def parse(self, path: str, text: str, focus=None, outline=None):
         try:
-            return super().parse(path, text, focus)
+            return super().parse(path, text, focus, outline)
         except FrontEndSyntaxError as error:
             raise self._cell_syntax_error(path, text, error) from None
 

@@ -18,10 +18,12 @@ class PythonFile:
 
     language = "python"
 
-    def __init__(self, path: str, text: str, module) -> None:
+    def __init__(self, path: str, text: str, module, outline=None) -> None:
         self.path = path
         self.text = text
         self.module = module
+        if outline is not None:
+            self.outline = outline  # made by the screens already
 
     @cached_property
     def imports(self):
@@ -169,7 +171,7 @@ class PythonLanguage(Language):
     # data rather than code someone guards.
     max_bytes = MAX_PYTHON_BYTES
 
-    def parse(self, path: str, text: str, focus=None) -> PythonFile:
+    def parse(self, path: str, text: str, focus=None, outline=None) -> PythonFile:
         """With `focus`, only the imports and the top-level statements the patterns select
         (gradlint.python.partial), once CPython has compiled the whole file: a syntax error
         in a statement left out must still be reported."""
@@ -182,10 +184,10 @@ class PythonLanguage(Language):
             focused = focused_text(text, focus)
             if focused is not None:
                 try:
-                    return PythonFile(path, text, self._libcst_parse(focused))
+                    return PythonFile(path, text, self._libcst_parse(focused), outline)
                 except FrontEndSyntaxError:
                     pass  # parsed whole, so that the error is reported where it is
-        return PythonFile(path, text, self._libcst_parse(text))
+        return PythonFile(path, text, self._libcst_parse(text), outline)
 
     def outline(self, text: str):
         from gradlint.python.outline import parse_outline

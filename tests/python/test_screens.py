@@ -187,3 +187,22 @@ def test_the_outline_prints_no_warning_about_the_file():
         warnings.simplefilter("always")
         assert parse_outline("x = 1if True else 2\nwith torch.no_grad:\n    pass\n") is not None
     assert not [warning for warning in caught if issubclass(warning.category, SyntaxWarning)]
+
+
+def test_a_file_parsed_for_other_rules_keeps_the_outline_the_screens_made(monkeypatch):
+    import gradlint.python.outline as outline_module
+
+    parses = []
+    real = outline_module.parse_outline
+    monkeypatch.setattr(outline_module, "parse_outline", lambda text: parses.append(text) or real(text))
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def refresh(cache):
+            torch.no_grad()
+            torch._C._AutoDispatchBelowADInplaceOrView()
+        """)
+    findings = _linter().check_text(source, "both.py", PYTHON)
+    assert sorted(f.code for f in findings) == ["GL401", "GL406"]  # libcst for GL401, the outline for GL406
+    assert len(parses) == 1
