@@ -33,7 +33,8 @@ _NAME_BEFORE_BASES = re.compile(
 )
 _CONTROL = re.compile(r"^\s*(?:else\s+)?(?:if|for|while|switch|catch|__try|@catch|BOOST_FOREACH|Q_FOREACH)\b")
 _BLOCK_WORDS = re.compile(r"(?:^|[^\w])(?:else|do|try|__finally|@autoreleasepool|@try|@finally|@synchronized\s*\([^)]*\))\s*$")
-_OBJC_METHOD = re.compile(r"(?:^|\n)[ \t]*[-+][ \t]*\((?P<type>[^()]*(?:\([^()]*\))?[^()]*)\)\s*(?P<name>[A-Za-z_]\w*)")
+# An Objective-C method header, `- (NSString *)name` (the type may hold parentheses: blocks).
+OBJC_METHOD = re.compile(r"(?m)^[ \t]*[-+][ \t]*\((?P<type>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*(?P<name>[A-Za-z_]\w*)")
 _OBJC_CONTAINER = re.compile(r"@(?:implementation|interface|protocol)\b[^\n]*")
 _TRAILING_SPECIFIERS = re.compile(
     r"(?:\s*(?:const|volatile|override|final|noexcept|mutable|constexpr|consteval|try|&&|&|"
@@ -257,7 +258,7 @@ def _classify(scope: Scope) -> None:
         if objc_container is not None:
             text = text[objc_container.end():].strip()
     if parent.kind in ("file", "namespace") and ("-" in text or "+" in text):
-        method = _OBJC_METHOD.search(text)
+        method = OBJC_METHOD.search(text)
         if method is not None:
             scope.kind, scope.name = "method", method.group("name")
             return

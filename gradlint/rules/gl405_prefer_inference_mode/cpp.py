@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, Optional, Set, Tuple
 
-from gradlint.cpp.scopes import Scope
+from gradlint.cpp.scopes import OBJC_METHOD, Scope
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
 
 REPLACEMENT_TYPE = "c10::InferenceMode"
@@ -93,7 +93,6 @@ _IN_PLACE_AFTER = r"""
 """
 # `name = source` and `for (auto& name : source)`.
 _ALIAS = re.compile(r"(?P<name>[A-Za-z_]\w*)\s*(?:=(?!=)|:(?!:))(?P<source>[^;{}]*)")
-_OBJC_METHOD = re.compile(r"(?m)^[ \t]*[-+][ \t]*\((?P<return>[^()]*(?:\([^()]*\)[^()]*)*)\)\s*\w+")
 _OBJC_PARAMETER = re.compile(r":\s*\((?P<type>[^()]*)\)\s*(?P<name>\w+)")
 # What may stand before a function's return type in its header.
 _PREFIX = re.compile(
@@ -176,13 +175,13 @@ def _signature(function: Scope) -> Optional[Signature]:
     header = function.header
     if function.kind == "method":
         objc = None
-        for objc in _OBJC_METHOD.finditer(header):
+        for objc in OBJC_METHOD.finditer(header):
             pass
         if objc is None:
             return None
         parameters = tuple((m.group("type"), m.group("name"))
                            for m in _OBJC_PARAMETER.finditer(header, objc.end()))
-        return Signature(function.name, objc.group("return"), parameters)
+        return Signature(function.name, objc.group("type"), parameters)
     text = header[_PREFIX.match(header).end():]
     paren = _first_top_level_paren(text)
     closing = _matching_paren(text, paren) if paren is not None else None
