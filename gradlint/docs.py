@@ -23,6 +23,12 @@ def rule_markdown(rule, heading: str = "#") -> str:
         f"severity: {rule.severity.value} · fix: {fix_label(rule)}"
     )
     lines.append("")
+    if rule.claims:
+        claims = (rule.claims,) if isinstance(rule.claims, str) else rule.claims
+        lines.append(f"Claims: {', '.join(f'`{claim}`' for claim in claims)}: not reported inside "
+                     "`with pytest.raises(...)` or `self.assertRaises(...)` expecting it or a base of it "
+                     "(README, Expected errors).")
+        lines.append("")
     for title, body in docs.sections:
         lines += [f"{heading}# {title}", "", body, ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -61,6 +67,7 @@ def rule_json(rule) -> Dict[str, object]:
         "default_enabled": rule.default_enabled,
         "severity": rule.severity.value,
         "fix_safety": rule.fix_safety.value if rule.fix_safety is not None else None,
+        "claims": [rule.claims] if isinstance(rule.claims, str) else list(rule.claims or ()),
         "sections": dict(docs.sections),
     }
 

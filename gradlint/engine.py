@@ -111,7 +111,7 @@ class Linter:
                     reported.append((rule, diagnostic))
             except Exception as error:  # one rule's bug must not stop the others
                 reported.append((self._rules[INTERNAL_ERROR], self._internal_error(rule, path, error)))
-        return self._stamp(reported, text, path, language)
+        return self._stamp(_unexpected(reported, language, parsed), text, path, language)
 
     def _selection(self, language: str, enabled: frozenset) -> "_Selection":
         key = (language, enabled)
@@ -286,6 +286,26 @@ class Linter:
                 report.applied_fixes = []
                 report.fixed = source.text
         return report
+
+
+def _unexpected(reported: List[Tuple[Rule, Diagnostic]], language: Language,
+                parsed) -> List[Tuple[Rule, Diagnostic]]:
+    """`reported` without the findings whose claimed exception the code expects there
+    (`Rule.claims` inside `with pytest.raises(E)` and the like): a test asserting the error."""
+    if not any(rule.claims for rule, _ in reported):
+        return reported
+    regions = language.expected_errors(parsed)
+    if not regions:
+        return reported
+    kept = []
+    for rule, diagnostic in reported:
+        if rule.claims:
+            catching = rule.caught_by()
+            if any(region.start <= diagnostic.start < region.end and region.exceptions & catching
+                   for region in regions):
+                continue
+        kept.append((rule, diagnostic))
+    return kept
 
 
 def _cell_prefix(finding: Finding) -> str:

@@ -51,6 +51,13 @@ class Language:
         `parse` would give when every rule to run is such a rule; None to parse anyway."""
         return None
 
+    def expected_errors(self, parsed) -> Sequence:
+        """The regions of the parsed file that expect an exception (objects with `start`,
+        `end` offsets and the `exceptions` they catch, by name): where a rule's claimed
+        exception (`Rule.claims`) is what the code is tested to raise. None by default (C++:
+        gtest's `EXPECT_THROW` is not read)."""
+        return ()
+
     def suppressions(self, text: str, line_index) -> "Suppressions":
         raise NotImplementedError
 

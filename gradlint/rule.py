@@ -13,6 +13,7 @@ cheap outline (for Python, CPython's `ast`); both are necessary conditions of a 
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import importlib
 import inspect
@@ -20,7 +21,7 @@ import pkgutil
 import re
 import sys
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Callable, ClassVar, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple, Union
 
 from gradlint.diagnostics import Diagnostic, Safety, Severity
 
@@ -70,6 +71,11 @@ class Rule:
     # CPython's `ast`), so a file that only such rules select is never parsed in full.
     # Only for rules without fixes: a fix edits the formatting-preserving parse.
     reads_outline_only: ClassVar[bool] = False
+    # The exception a finding says the code raises (a builtin's name, or a tuple of them):
+    # the engine does not report it inside a block that expects that exception or a base
+    # of it (`with pytest.raises(RuntimeError):`, `self.assertRaises(Exception)`; see
+    # `Language.expected_errors`). None: the finding claims no exception.
+    claims: ClassVar[Union[str, Tuple[str, ...], None]] = None
 
     @classmethod
     def languages(cls) -> Tuple[str, ...]:
@@ -88,6 +94,12 @@ class Rule:
         """Every pattern that must match (a tuple of patterns is a conjunction: a guard word
         *and* `yield`); empty when the rule always runs."""
         return _prefilters_of(cls, language)
+
+    @classmethod
+    def caught_by(cls) -> FrozenSet[str]:
+        """The exceptions whose handler catches what a finding claims (`claims`): each claim
+        and its bases (`RuntimeError` -> RuntimeError, Exception, BaseException)."""
+        return _caught_by(cls)
 
     @classmethod
     def docs(cls) -> RuleDocs:
@@ -119,6 +131,20 @@ def _languages_of(rule: type) -> Tuple[str, ...]:
     methods = {name[len("check_"):] for name in dir(rule)
                if name.startswith("check_") and callable(getattr(rule, name))}
     return tuple(sorted(methods | set(_language_modules(rule.__module__))))
+
+
+@functools.lru_cache(maxsize=None)
+def _caught_by(rule: type) -> FrozenSet[str]:
+    claims = rule.claims
+    names = set()
+    for claim in (claims,) if isinstance(claims, str) else (claims or ()):
+        names.add(claim)
+        exception = getattr(builtins, claim, None)
+        if isinstance(exception, type) and issubclass(exception, BaseException):
+            names.update(base.__name__ for base in exception.__mro__ if issubclass(base, BaseException))
+        else:  # not a builtin: still an Exception
+            names.update(("Exception", "BaseException"))
+    return frozenset(names)
 
 
 @functools.lru_cache(maxsize=None)

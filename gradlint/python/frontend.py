@@ -199,6 +199,13 @@ class PythonLanguage(Language):
 
         return OutlineFile(path, text, outline)
 
+    def expected_errors(self, parsed):
+        """`with pytest.raises(E)`, `with self.assertRaises(E)` and the like
+        (`gradlint.python.expected_errors`), read from the parsed file's `ast` outline."""
+        from gradlint.python.expected_errors import expected_errors
+
+        return expected_errors(getattr(parsed, "outline", None))
+
     @staticmethod
     def _libcst_parse(text: str):
         import libcst

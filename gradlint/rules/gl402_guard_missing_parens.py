@@ -63,6 +63,7 @@ class GuardMissingParens(Rule):
                  r"|\bno_grad\s*\(\s*[^\s)]"
                  r"|\binference_mode\s*\(\s*(?!True\b|False\b|mode\b|\)|[A-Za-z_][\w.]*\s*[,)])"
                  r"|\bset_grad_enabled\s*\(\s*(?:\)|\d)")
+    claims = "TypeError"  # not reported inside `pytest.raises(TypeError)` and the like
 
     def screen_python(self, outline) -> bool:
         """A `with` item naming a guard class, or calling a guard with an argument it may

@@ -80,4 +80,5 @@ class InferenceTensorRequiresGrad(Rule):
     severity = Severity.ERROR
     fix_safety = Safety.SAFE
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
+    claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like
     needs_whole_module = True  # the flow follows values into calls to any function of the module

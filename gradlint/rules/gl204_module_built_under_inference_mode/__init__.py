@@ -81,4 +81,5 @@ class ModuleBuiltUnderInferenceMode(Rule):
     summary = "Module built under inference mode, then trained"
     severity = Severity.ERROR
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
+    claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like
     needs_whole_module = True  # the flow follows values into calls to any function of the module
