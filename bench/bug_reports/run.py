@@ -1,0 +1,313 @@
+"""Real bug reports, rebuilt as programs: does torch raise where the header says, and does gradlint find it?
+
+Each program `<id>.py` (or a package folder `<id>/` whose entry is `main.py`) starts with a header:
+
+    # source: <address of the public report>
+    # did: <what the user did, one line>
+    # rule: GLnnn
+    # error: <ExceptionType>: <the start of torch's message>
+    # held_out: yes|no
+    # lang: cpp                     (only for C++ programs; default python)
+
+and marks the line torch rejects with `# expect: GLnnn` (`// expect:` in C++): the line gradlint
+should report. When torch raises on another line than the one to report (a model built under the
+mode and trained later is reported at its construction), that line carries `# raises-here`.
+Beside it, `<id>_ok.py` (or `<id>_ok/`) is the corrected program (`# fixes:` and `# fix:` in its
+header): it must run clean and draw no finding.
+
+    python bench/bug_reports/run.py              # gradlint's recall, dev and held-out, and false findings
+    python bench/bug_reports/run.py --confirm    # torch raises the stated error on the stated line; `_ok` runs clean
+    python bench/bug_reports/run.py --json       # the measurement as JSON
+
+`held_out` was drawn once per program from a hash of its id (`drawn_held_out`), before gradlint
+was run on it, so the flow rules can be measured on programs they were not tuned on.
+The measurement exits 0 whatever it finds; `--confirm` exits 1 when a program does not behave as
+its header says. C++ programs are not built by `--confirm` (one extension build costs ~45 s here):
+they are listed as skipped.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUN_TIMEOUT_S = 180
+HELD_OUT_SALT = "gradlint-issue-15:"
+SOURCE_SUFFIXES = {"python": (".py",), "cpp": (".cpp", ".cc", ".cxx", ".h", ".hpp", ".cu")}
+
+_HEADER = re.compile(r"^\s*(?:#|//)\s*(source|did|rule|error|held_out|lang|fixes|fix):\s*(.*?)\s*$")
+_EXPECT = re.compile(r"(?:#|//)\s*expect:\s*(GL\d{3}(?:\s*,\s*GL\d{3})*)")
+_RAISES_HERE = re.compile(r"(?:#|//)\s*raises-here\b")
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
+
+
+def drawn_held_out(program_id: str) -> bool:
+    """The seeded draw that decided the split: about one program in three is held out."""
+    digest = hashlib.sha256((HELD_OUT_SALT + program_id).encode()).hexdigest()
+    return int(digest, 16) % 3 == 0
+
+
+@dataclass
+class Program:
+    id: str
+    path: str  # the file, or the package folder
+    header: Dict[str, str]
+    expects: List[Tuple[str, int, str]] = field(default_factory=list)  # (file, line, code)
+    raises_at: Optional[Tuple[str, int]] = None  # (file, line) where torch raises
+    ok: bool = False
+
+    @property
+    def is_package(self) -> bool:
+        return os.path.isdir(self.path)
+
+    @property
+    def lang(self) -> str:
+        return self.header.get("lang", "python")
+
+    @property
+    def rule(self) -> str:
+        return self.header.get("rule", "")
+
+    @property
+    def held_out(self) -> bool:
+        return self.header.get("held_out", "").lower() == "yes"
+
+    @property
+    def entry(self) -> str:
+        return os.path.join(self.path, "main.py") if self.is_package else self.path
+
+    def files(self) -> List[str]:
+        if not self.is_package:
+            return [self.path]
+        found = []
+        for root, _dirs, names in os.walk(self.path):
+            found += [os.path.join(root, n) for n in sorted(names) if n.endswith(SOURCE_SUFFIXES[self.lang])]
+        return sorted(found)
+
+    def expected_line(self) -> Optional[Tuple[str, int]]:
+        """Where torch should raise: the `raises-here` line, else the single expect line."""
+        if self.raises_at:
+            return self.raises_at
+        if len(self.expects) == 1:
+            return self.expects[0][0], self.expects[0][1]
+        return None
+
+
+def parse_header(text: str) -> Dict[str, str]:
+    header: Dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        match = _HEADER.match(line)
+        if not match:
+            if line.lstrip().startswith(("#", "//")):
+                continue
+            break
+        header.setdefault(match.group(1), match.group(2))
+    return header
+
+
+def load_program(path: str) -> Program:
+    name = os.path.basename(path.rstrip(os.sep))
+    program_id = os.path.splitext(name)[0] if os.path.isfile(path) else name
+    program = Program(id=program_id, path=path, header={}, ok=program_id.endswith("_ok"))
+    entry = program.entry
+    if not os.path.exists(entry) and program.is_package:
+        entry = next(iter(program.files()), entry)
+    with open(entry, encoding="utf-8") as handle:
+        program.header = parse_header(handle.read())
+    for file in program.files():
+        with open(file, encoding="utf-8") as handle:
+            for number, line in enumerate(handle.read().splitlines(), start=1):
+                for match in _EXPECT.finditer(line):
+                    for code in re.split(r"\s*,\s*", match.group(1)):
+                        program.expects.append((file, number, code))
+                if _RAISES_HERE.search(line):
+                    program.raises_at = (file, number)
+    return program
+
+
+def discover(root: str = HERE) -> List[Program]:
+    programs = []
+    for name in sorted(os.listdir(root)):
+        path = os.path.join(root, name)
+        if name.startswith((".", "_")) or name == os.path.basename(__file__):
+            continue
+        if os.path.isdir(path) or name.endswith(SOURCE_SUFFIXES["python"] + SOURCE_SUFFIXES["cpp"]):
+            programs.append(load_program(path))
+    return programs
+
+
+def pairs(programs: Sequence[Program]) -> List[Tuple[Program, Optional[Program]]]:
+    by_id = {p.id: p for p in programs}
+    return [(p, by_id.get(p.id + "_ok")) for p in programs if not p.ok]
+
+
+# ---------------------------------------------------------------- the measurement
+
+
+def run_gradlint(program: Program) -> List[dict]:
+    command = ["gradlint", "check", "--output-format", "json", "--no-cache", "--select", "ALL", "--exit-zero", program.path]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"gradlint failed on {program.path} ({done.returncode}): {done.stderr.strip()}")
+    return json.loads(done.stdout or "[]")
+
+
+def same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def classify(program: Program, findings: Sequence[dict]) -> str:
+    """`right-line`, `elsewhere` (the expected code, another line) or `missed`."""
+    wanted = [(file, line) for file, line, code in program.expects if code == program.rule]
+    of_rule = [f for f in findings if f.get("code") == program.rule]
+    for finding in of_rule:
+        if any(same_file(finding["path"], file) and finding["start"]["line"] == line for file, line in wanted):
+            return "right-line"
+    return "elsewhere" if of_rule else "missed"
+
+
+def describe(finding: dict) -> str:
+    return f"{os.path.relpath(finding['path'], HERE)}:{finding['start']['line']} {finding['code']}"
+
+
+def measure(programs: Sequence[Program]) -> dict:
+    rows = []
+    for program, ok in pairs(programs):
+        findings = run_gradlint(program)
+        ok_findings = run_gradlint(ok) if ok else []
+        rows.append({
+            "id": program.id,
+            "rule": program.rule,
+            "lang": program.lang,
+            "held_out": program.held_out,
+            "outcome": classify(program, findings),
+            "other_findings": [describe(f) for f in findings if f.get("code") != program.rule],
+            "false_findings_on_ok": [describe(f) for f in ok_findings],
+        })
+    return {"programs": rows, "totals": totals(rows)}
+
+
+def totals(rows: Sequence[dict]) -> dict:
+    def count(selected):
+        selected = list(selected)
+        outcome = {k: sum(r["outcome"] == k for r in selected) for k in ("right-line", "elsewhere", "missed")}
+        outcome["programs"] = len(selected)
+        outcome["ok_programs_with_false_findings"] = sum(bool(r["false_findings_on_ok"]) for r in selected)
+        return outcome
+
+    result = {"all": count(rows), "dev": count(r for r in rows if not r["held_out"]),
+              "held_out": count(r for r in rows if r["held_out"])}
+    for rule in sorted({r["rule"] for r in rows}):
+        result[rule] = count(r for r in rows if r["rule"] == rule)
+    return result
+
+
+def print_measurement(result: dict) -> None:
+    print(f"{'program':48} {'rule':6} {'split':8} outcome")
+    for row in result["programs"]:
+        split = "held-out" if row["held_out"] else "dev"
+        print(f"{row['id']:48} {row['rule']:6} {split:8} {row['outcome']}")
+        for finding in row["other_findings"]:
+            print(f"{'':64} other finding: {finding}")
+        for finding in row["false_findings_on_ok"]:
+            print(f"{'':64} FALSE finding on _ok: {finding}")
+    print()
+    print(f"{'':14} {'programs':>8} {'right line':>10} {'elsewhere':>9} {'missed':>6} {'_ok with false findings':>24}")
+    for key, t in result["totals"].items():
+        print(f"{key:14} {t['programs']:8} {t['right-line']:10} {t['elsewhere']:9} {t['missed']:6} "
+              f"{t['ok_programs_with_false_findings']:24}")
+
+
+# ---------------------------------------------------------------- --confirm
+
+
+def innermost_frame(stderr: str, files: Sequence[str]) -> Optional[Tuple[str, int]]:
+    """The last traceback frame that lies in one of the program's files."""
+    last = None
+    for line in stderr.splitlines():
+        match = _FRAME.match(line)
+        if match and any(same_file(match.group("path"), f) for f in files):
+            last = (match.group("path"), int(match.group("line")))
+    return last
+
+
+def final_error(stderr: str) -> str:
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def execute(program: Program) -> subprocess.CompletedProcess:
+    if program.is_package:
+        command = [sys.executable, "-m", f"{program.id}.main"]
+    else:
+        command = [sys.executable, program.path]
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    return subprocess.run(command, cwd=HERE, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env)
+
+
+def check_raises(program: Program, done: subprocess.CompletedProcess) -> List[str]:
+    problems = []
+    error = program.header.get("error", "")
+    if done.returncode == 0:
+        return [f"ran clean; expected {error}"]
+    last = final_error(done.stderr)
+    kind, _, message = error.partition(": ")
+    if not (last.startswith(kind + ":") and message in last):
+        problems.append(f"raised `{last[:160]}`; expected `{error}`")
+    where = innermost_frame(done.stderr, program.files())
+    expected = program.expected_line()
+    if expected is None:
+        problems.append("no single expect line (or raises-here) to compare the traceback with")
+    elif where is None or not (same_file(where[0], expected[0]) and where[1] == expected[1]):
+        got = f"{os.path.relpath(where[0], HERE)}:{where[1]}" if where else "no frame in the program"
+        problems.append(f"raised at {got}; expected {os.path.relpath(expected[0], HERE)}:{expected[1]}")
+    return problems
+
+
+def confirm(programs: Sequence[Program]) -> int:
+    failures = 0
+    for program, ok in pairs(programs):
+        if program.lang != "python":
+            print(f"{program.id:48} skipped ({program.lang}: not built by --confirm)")
+            continue
+        problems = check_raises(program, execute(program))
+        if ok is None:
+            problems.append("no corrected program beside it")
+        else:
+            done = execute(ok)
+            if done.returncode != 0:
+                problems.append(f"{ok.id} does not run clean: {final_error(done.stderr)[:160]}")
+        failures += bool(problems)
+        print(f"{program.id:48} {'confirmed' if not problems else 'NOT confirmed'}")
+        for problem in problems:
+            print(f"{'':50}{problem}")
+    return 1 if failures else 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--confirm", action="store_true", help="run each program under torch and check its header")
+    parser.add_argument("--json", action="store_true", help="print the measurement as JSON")
+    args = parser.parse_args(argv)
+    programs = discover()
+    if args.confirm:
+        return confirm(programs)
+    result = measure(programs)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_measurement(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
