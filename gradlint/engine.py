@@ -88,8 +88,10 @@ class Linter:
         if not active:
             return []
         reported: List[Tuple[Rule, Diagnostic]] = []
-        focus = [rule.prefilter_for(language.name) for rule in active]
-        if None in focus or any(rule.needs_whole_module for rule in active):
+        # what libcst parses serves the rules that read it: outline-only rules need none of it
+        parsing = [rule for rule in active if not rule.reads_outline_only]
+        focus = [rule.prefilter_for(language.name) for rule in parsing]
+        if None in focus or any(rule.needs_whole_module for rule in parsing):
             focus = None
         try:
             if decode_error is not None:

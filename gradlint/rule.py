@@ -68,8 +68,8 @@ class Rule:
     # depend on other statements (a value made in one function and mutated in another).
     needs_whole_module: ClassVar[bool] = False
     # True: the rule's check reads only the language's outline (`file.outline`: for Python,
-    # CPython's `ast`), so a file that only such rules select is never parsed in full.
-    # Only for rules without fixes: a fix edits the formatting-preserving parse.
+    # CPython's `ast`), so a file that only such rules select is never parsed in full. Its
+    # fixes, if any, are text edits at the outline's positions (GL201's clone insertions).
     reads_outline_only: ClassVar[bool] = False
     # The exception a finding says the code raises (a builtin's name, or a tuple of them):
     # the engine does not report it inside a block that expects that exception or a base
@@ -440,8 +440,6 @@ def _validate(rule: type) -> None:
         raise RuleDefinitionError(f"{where}: summary is missing")
     if not rule.reported_by_engine and not rule.languages():
         raise RuleDefinitionError(f"{where}: implements no check_<language> method")
-    if rule.reads_outline_only and rule.fix_safety is not None:
-        raise RuleDefinitionError(f"{where}: a rule with fixes needs the full parse (reads_outline_only)")
     # The docstring's sections are checked by tests/test_docs.py, not on every start.
 
 

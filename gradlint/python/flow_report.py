@@ -1,118 +1,111 @@
-"""Messages and fixes shared by the rules that read the inference-tensor flow (GL201-GL204)."""
+"""Messages and fixes shared by the rules that read the inference-tensor flow (GL201-GL204).
+
+Everything here reads CPython's `ast` outline: positions come from its nodes, and a fix is
+text inserted at such a position, so no libcst parse is needed to report or to fix.
+"""
 from __future__ import annotations
 
-from typing import List, Optional
+import ast
+from typing import Optional
 
-import libcst as cst
-
-from gradlint.diagnostics import Edit, Fix, Safety
-from gradlint.python.flow import FlowEvent, Taint
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
+from gradlint.python.flow import FlowEvent, Kind, Taint, inference_flow
+from gradlint.python.flow.syntax import contains
 
 MAX_SNIPPET = 48
 
 
-def snippet(file, node: cst.CSTNode) -> str:
+def snippet(outline, node: ast.AST) -> str:
     """The node's code on one line, shortened for a message."""
-    text = " ".join(file.code_for(node).split())
+    text = " ".join(outline.source(node).split())
     return text if len(text) <= MAX_SNIPPET else text[: MAX_SNIPPET - 3] + "..."
 
 
 def is_what(taint: Taint) -> str:
     """`is an inference tensor` or, for a list or dict of them, `holds inference tensors`."""
-    return "holds inference tensors" if taint.kind == "container" else "is an inference tensor"
+    return "holds inference tensors" if taint.kind is Kind.CONTAINER else "is an inference tensor"
 
 
-def origin_of(file, taint: Taint) -> str:
+def origin_of(outline, taint: Taint) -> str:
     """Where the value was made, for a message: `made under `torch.inference_mode()` (line 12)`."""
     if taint.via_call is not None:
-        return f"returned by `{snippet(file, taint.via_call.func)}()` (line {file.line_of(taint.via_call)})"
+        return f"returned by `{snippet(outline, taint.via_call.func)}()` (line {taint.via_call.lineno})"
     where = taint.binding or taint.origin
     if taint.region is not None:
-        guard = snippet(file, taint.region.guard.node)
+        guard = snippet(outline, taint.region.guard.node)
         if taint.region.is_decorator:
-            return f"made in `{taint.region.owner.name.value}()`, decorated with `@{guard}` (line {file.line_of(where)})"
-        return f"made under `{guard}` (line {file.line_of(where)})"
-    return f"made under inference mode (line {file.line_of(where)})"
+            return f"made in `{taint.region.owner.name}()`, decorated with `@{guard}` (line {where.lineno})"
+        return f"made under `{guard}` (line {where.lineno})"
+    return f"made under inference mode (line {where.lineno})"
 
 
-def passed_through(file, event: FlowEvent) -> str:
+def passed_through(outline, event: FlowEvent) -> str:
     """`, passed to `helper()`, which does `t.add_(1)` (line 4)` for a call, else ``."""
     if event.call is None or event.inner is None:
         return ""
-    return (f", passed to `{snippet(file, event.call.func)}()`, which does "
-            f"`{snippet(file, event.inner)}` (line {file.line_of(event.inner)})")
+    return (f", passed to `{snippet(outline, event.call.func)}()`, which does "
+            f"`{snippet(outline, event.inner)}` (line {event.inner.lineno})")
 
 
-def clone_fix(file, taint: Taint, where: cst.CSTNode) -> Optional[Fix]:
+def clone_fix(outline, flow, taint: Taint, where: ast.AST) -> Optional[Fix]:
     """Clone where the value leaves inference mode: `x = x.clone()` right after the
     `with` block, or `.clone()` on a same-module call that returns it. Safe only when the
     analysis sees every alias of the value."""
     if taint.via_call is not None:
-        if taint.kind != "tensor":
+        if taint.kind is not Kind.TENSOR:
             return None  # a list or a module has no `.clone()` that means the same
-        end = file.span(taint.via_call)[1]
+        end = outline.span(taint.via_call)[1]
         return Fix((Edit(end, end, ".clone()"),), Safety.UNSAFE,
-                   f"Clone the returned value: `{snippet(file, taint.via_call)}.clone()`")
+                   f"Clone the returned value: `{snippet(outline, taint.via_call)}.clone()`")
     region = taint.region
-    if region is None or region.is_decorator or taint.binding is None or taint.kind != "tensor":
+    if region is None or region.is_decorator or taint.binding is None or taint.kind is not Kind.TENSOR:
         return None
-    if _inside(file, where, region.owner):
+    if contains(region.owner, where):
         return None  # updated under a nested `inference_mode(False)`: a clone after the block is too late
-    exit_state = file.inference_flow.region_exits.get(region.owner)
+    exit_state = flow.region_exits.get(region.owner)
     if exit_state is None:
         return None
     holders = sorted(key for key, held in exit_state.items() if held.origin is taint.origin)
-    if not holders or any(exit_state[key].kind != "tensor" for key in holders):
+    if not holders or any(exit_state[key].kind is not Kind.TENSOR for key in holders):
         return None  # a container or module holds it: there is no one `.clone()` to add
-    insert_at, newline = _after_statement(file, region.owner)
-    indent = file.indentation_of(region.owner)
+    text = outline.text
+    newline = "\r\n" if "\r\n" in text else "\n"
+    insert_at = _line_after(outline, region.owner)
+    indent = _indentation(outline, region.owner)
     lines = "".join(f"{indent}{key} = {key}.clone(){newline}" for key in holders)
-    if insert_at == len(file.text) and not file.text.endswith("\n"):
+    if insert_at == len(text) and not text.endswith("\n"):
         lines = newline + lines
-    safe = len(holders) == 1 and _directly_in(file, taint.binding, region.owner.body)
+    safe = len(holders) == 1 and any(statement is taint.binding for statement in region.owner.body)
     title = "Clone after the inference-mode block: " + "; ".join(f"`{key} = {key}.clone()`" for key in holders)
     return Fix((Edit(insert_at, insert_at, lines),), Safety.SAFE if safe else Safety.UNSAFE, title)
 
 
-def _inside(file, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
-    while node is not None:
-        if node is ancestor:
-            return True
-        node = file.parent(node)
-    return False
+def _line_after(outline, statement: ast.stmt) -> int:
+    """The offset where the line after `statement` starts (the end of the text on the last line)."""
+    end = outline.span(statement)[1]
+    line_end = outline.text.find("\n", end)
+    return len(outline.text) if line_end < 0 else line_end + 1
 
 
-def _after_statement(file, statement: cst.CSTNode):
-    """The offset where the line after `statement` starts, and the file's line ending."""
-    text = file.text
-    newline = "\r\n" if "\r\n" in text else "\n"
-    end = file.span(statement)[1]
-    line_end = text.find("\n", end)
-    if line_end < 0:
-        return len(text), newline
-    return line_end + 1, newline
-
-
-def _directly_in(file, binding: cst.CSTNode, body: cst.CSTNode) -> bool:
-    """Whether `binding` runs unconditionally in `body` (not under an `if`, a loop or a `try`)."""
-    current = binding
-    parents: List[cst.CSTNode] = []
-    while current is not None and current is not body:
-        current = file.parent(current)
-        parents.append(current)
-    if current is None:
-        return False
-    return not any(isinstance(node, (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.With, cst.Match))
-                   for node in parents[:-1])
+def _indentation(outline, statement: ast.stmt) -> str:
+    start = outline.span(statement)[0]
+    line_start = outline.text.rfind("\n", 0, start) + 1
+    prefix = outline.text[line_start:start]
+    return prefix if not prefix.strip() else ""
 
 
 def flow_diagnostics(file, kind: str, consequence):
     """One diagnostic per flow event of `kind`: what the value is and where it was made,
     then `consequence(event)` (the operation and the runtime error), with the clone fix."""
-    for event in file.inference_flow.events_of(kind):
-        yield file.diagnostic(
-            event.node,
-            f"`{snippet(file, event.subject)}` {is_what(event.taint)} ({origin_of(file, event.taint)})"
-            f"{passed_through(file, event)}; {consequence(event)}",
-            clone_fix(file, event.taint, event.node),
+    outline = file.outline
+    if outline is None:
+        return
+    flow = inference_flow(outline)
+    for event in flow.events_of(kind):
+        start, end = outline.span(event.node)
+        yield Diagnostic(
+            start, end,
+            f"`{snippet(outline, event.subject)}` {is_what(event.taint)} ({origin_of(outline, event.taint)})"
+            f"{passed_through(outline, event)}; {consequence(event)}",
+            clone_fix(outline, flow, event.taint, event.node),
         )

@@ -50,14 +50,6 @@ class PythonFile:
 
         return GuardModel(self)
 
-    @cached_property
-    def inference_flow(self):
-        """Values made under inference mode and what happens to them later
-        (`gradlint.python.flow.InferenceFlow`), shared by GL201-GL204."""
-        from gradlint.python.flow import InferenceFlow
-
-        return InferenceFlow(self)
-
     def children(self, node):
         """The node's children in source order, trivia left out (from the shared walk)."""
         found = self._walk[3].get(node)
@@ -71,7 +63,7 @@ class PythonFile:
     def training_scopes(self):
         """The functions (and the module, for top-level code) that run backward or an
         optimizer step."""
-        from gradlint.python.flow import training_scopes
+        from gradlint.python.training import training_scopes
 
         return training_scopes(self)
 

@@ -1,7 +1,7 @@
 import ast
 
 from gradlint.diagnostics import Severity
-from gradlint.python.flow import is_in_place_method
+from gradlint.python.flow.knowledge import is_in_place_method
 from gradlint.python.guards import LOW_LEVEL_GUARDS
 from gradlint.python.outline import nodes_in
 from gradlint.rule import Rule

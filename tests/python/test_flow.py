@@ -1,9 +1,22 @@
 """The inference-tensor flow analysis: where values go and which operations it reports."""
+import textwrap
+
 import pytest
 
+from gradlint.python.flow import inference_flow
+from gradlint.python.outline import parse_outline
 
-def _events(file):
-    return sorted((event.kind, file.line_of(event.node)) for event in file.inference_flow.events)
+
+@pytest.fixture
+def parse():
+    """The `ast` outline of dedented source: what the flow reads."""
+    def _parse(source: str):
+        return parse_outline(textwrap.dedent(source).lstrip("\n"))
+    return _parse
+
+
+def _events(outline):
+    return sorted((event.kind, event.node.lineno) for event in inference_flow(outline).events)
 
 
 CASES = {

@@ -98,4 +98,4 @@ class InferenceTensorMutatedOutside(Rule):
     # Inference mode is entered somewhere in the file (the alias import names it too).
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like
-    needs_whole_module = True  # the flow follows values into calls to any function of the module
+    reads_outline_only = True  # the flow runs on CPython's ast, which holds the whole module

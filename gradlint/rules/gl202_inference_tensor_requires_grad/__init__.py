@@ -81,4 +81,4 @@ class InferenceTensorRequiresGrad(Rule):
     fix_safety = Safety.SAFE
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like
-    needs_whole_module = True  # the flow follows values into calls to any function of the module
+    reads_outline_only = True  # the flow runs on CPython's ast, which holds the whole module

@@ -9,4 +9,4 @@ screen = enters_inference_mode  # Rule.screen: the flow starts only where infere
 
 def check(file):
     return flow_diagnostics(file, "requires_grad", lambda event: (
-        f"`{snippet(file, event.node)}` raises RuntimeError: {E_RG} (torch-semantics §1); clone it first"))
+        f"`{snippet(file.outline, event.node)}` raises RuntimeError: {E_RG} (torch-semantics §1); clone it first"))

@@ -9,5 +9,5 @@ screen = enters_inference_mode  # Rule.screen: the flow starts only where infere
 
 def check(file):
     return flow_diagnostics(file, "save", lambda event: (
-        f"`{snippet(file, event.node)}` saves it for backward, which raises RuntimeError: {E_SAVE} at this op "
+        f"`{snippet(file.outline, event.node)}` saves it for backward, which raises RuntimeError: {E_SAVE} at this op "
         f"(torch-semantics §1, §4); clone it first"))

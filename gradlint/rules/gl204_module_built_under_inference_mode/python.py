@@ -1,4 +1,6 @@
 """GL204 in Python: read the module-training events of the inference-tensor flow."""
+from gradlint.diagnostics import Diagnostic
+from gradlint.python.flow import inference_flow
 from gradlint.python.flow_report import origin_of, passed_through, snippet
 from gradlint.python.outline import enters_inference_mode
 
@@ -6,15 +8,18 @@ screen = enters_inference_mode  # Rule.screen: the flow starts only where infere
 
 
 def check(file):
+    outline = file.outline
+    if outline is None:
+        return
     reported = set()
-    for event in sorted(file.inference_flow.events_of("train_module"), key=lambda e: file.span(e.node)):
+    for event in sorted(inference_flow(outline).events_of("train_module"), key=lambda e: outline.span(e.node)):
         if id(event.taint.origin) in reported:
             continue  # one finding per module: its first training use
         reported.add(id(event.taint.origin))
-        yield file.diagnostic(
-            event.node,
-            f"`{snippet(file, event.subject)}` is a module built under inference mode "
-            f"({origin_of(file, event.taint)}){passed_through(file, event)}, so its parameters are inference "
-            f"tensors; training it (`{snippet(file, event.node)}`) silently loses weight gradients or raises "
+        yield Diagnostic(
+            *outline.span(event.node),
+            f"`{snippet(outline, event.subject)}` is a module built under inference mode "
+            f"({origin_of(outline, event.taint)}){passed_through(outline, event)}, so its parameters are inference "
+            f"tensors; training it (`{snippet(outline, event.node)}`) silently loses weight gradients or raises "
             f"(torch-semantics §1b); build it outside the block",
         )

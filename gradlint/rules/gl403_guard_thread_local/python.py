@@ -4,7 +4,7 @@ import ast
 
 import libcst as cst
 
-from gradlint.python.flow import dotted
+from gradlint.python.names import dotted
 from gradlint.python.outline import nodes_in
 
 THREAD_CLASSES = frozenset({"threading.Thread", "threading.Timer"})

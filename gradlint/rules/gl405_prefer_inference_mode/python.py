@@ -3,7 +3,8 @@ or an in-place update, where `torch.inference_mode()` would do (torch-semantics 
 import libcst as cst
 
 from gradlint.diagnostics import Edit, Fix, Safety
-from gradlint.python.flow import is_in_place_method, trains
+from gradlint.python.flow.knowledge import is_in_place_method
+from gradlint.python.training import trains
 from gradlint.rules.gl301_inference_mode_in_autograd_function.python import autograd_function_methods
 
 # What may be done with a tensor made in the block after it ends: read a number out of it.

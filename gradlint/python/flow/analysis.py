@@ -1,0 +1,195 @@
+"""The flow over one module: its functions, classes and regions, each scope walked in
+statement order, repeated until the function summaries stop changing."""
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from gradlint.python.flow.expressions import ValueRules
+from gradlint.python.flow.sinks import Sinks
+from gradlint.python.flow.statements import StatementTransfer
+from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_names, dotted, parameter_names, qualified_name
+from gradlint.python.flow.training import training_scopes
+from gradlint.python.flow.values import FlowEvent, Kind, State, Summary, Taint
+from gradlint.python.outline import Outline, ScreenRegion
+
+FunctionNode = ast.AST  # ast.FunctionDef or ast.AsyncFunctionDef
+_Scopes = Iterator[Tuple[Optional[FunctionNode], Optional[str], Sequence[ast.stmt]]]
+
+
+class InferenceFlow:
+    """Runs the analysis over a module's outline; `events` lists what it found."""
+
+    MAX_PASSES = 3  # summaries feed callers: a chain of helpers longer than this is cut
+
+    def __init__(self, outline: Outline) -> None:
+        self.outline = outline
+        self.functions: Dict[str, FunctionNode] = {}  # module-level functions by name
+        self.classes: Dict[str, ast.ClassDef] = {}  # module-level classes by name
+        self.methods: Dict[Tuple[str, str], FunctionNode] = {}
+        self._scope_list: List[Tuple[FunctionNode, Optional[str]]] = []
+        self._index(outline.module.body, None)
+        by_name: Dict[str, List[FunctionNode]] = {}
+        for (_, method), function in self.methods.items():
+            by_name.setdefault(method, []).append(function)
+        self.unique_methods = {name: functions[0] for name, functions in by_name.items()
+                               if len(functions) == 1 and not name.startswith("__")}
+        self.module_classes = frozenset(self._module_classes())
+        # id of a `with` item's expression (or a decorated function) -> its inference region
+        self.item_regions: Dict[int, ScreenRegion] = {}
+        self.decorator_regions: Dict[int, List[ScreenRegion]] = {}
+        for region in outline.regions:
+            if region.guard.inference is None:
+                continue
+            if region.is_decorator:
+                self.decorator_regions.setdefault(id(region.owner), []).append(region)
+            else:
+                self.item_regions.setdefault(id(region.guard.node), region)
+        self.summaries: Dict[FunctionNode, Summary] = {}
+        self.attribute_taints: Dict[str, State] = {}  # class name -> `self.x` taints
+        self.region_exits: Dict[ast.AST, State] = {}  # With -> state when it ends
+        self.events: List[FlowEvent] = []
+        if outline.enters_inference_mode:
+            self._run()  # nothing is made under inference mode in a file that never enters it
+
+    def _index(self, statements: Sequence[ast.stmt], klass: Optional[str], top: bool = True) -> None:
+        """Every function (with the class it is a method of) in source order."""
+        for statement in statements:
+            if isinstance(statement, FUNCTION_DEFINITIONS):
+                self._scope_list.append((statement, klass))
+                if top:
+                    self.functions[statement.name] = statement
+                if klass is not None:
+                    self.methods[(klass, statement.name)] = statement
+                self._index(statement.body, None, top=False)
+            elif isinstance(statement, ast.ClassDef):
+                if top:
+                    self.classes[statement.name] = statement
+                self._index(statement.body, statement.name, top=False)
+            else:
+                for field in ("body", "orelse", "finalbody"):
+                    self._index(getattr(statement, field, None) or (), None, top=False)
+                for clause in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or ():
+                    self._index(clause.body, None, top=False)
+
+    def _module_classes(self) -> Iterator[str]:
+        """Classes of this module that are `nn.Module`s (directly or through each other)."""
+        found = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, klass in self.classes.items():
+                if name in found:
+                    continue
+                for base in klass.bases:
+                    qualified = qualified_name(self.outline, base) or ""
+                    written = dotted(base) or ""
+                    if qualified.startswith("torch.nn.") or written in found or written.endswith("Module"):
+                        found.add(name)
+                        changed = True
+                        break
+        return iter(found)
+
+    @cached_property
+    def training_scopes(self) -> frozenset:
+        return training_scopes(self.outline)
+
+    def _scopes(self) -> _Scopes:
+        yield None, None, self.outline.module.body
+        for function, klass in self._scope_list:
+            yield function, klass, function.body
+
+    def _run(self) -> None:
+        previous = None
+        for _ in range(self.MAX_PASSES):  # until the summaries stop changing
+            events: Dict[Tuple[str, int], FlowEvent] = {}
+            summaries: Dict[FunctionNode, Summary] = {}
+            attributes: Dict[str, State] = {}
+            for function, klass, body in self._scopes():
+                scope = Scope(self, function, klass, body, events)
+                end_state = scope.run()
+                if function is not None:
+                    summaries[function] = scope.summary
+                if klass is not None:
+                    kept = {key: taint for key, taint in end_state.items()
+                            if key.startswith("self.") and taint.param is None}
+                    attributes.setdefault(klass, {}).update(kept)
+            self.summaries = summaries
+            self.attribute_taints = attributes
+            self.events = list(events.values())
+            key = ({id(f): s.key() for f, s in summaries.items()},
+                   {k: tuple(sorted(v)) for k, v in attributes.items()})
+            if key == previous:
+                break
+            previous = key
+
+    def events_of(self, kind: str) -> List[FlowEvent]:
+        return [event for event in self.events if event.kind == kind]
+
+    def callee(self, call: ast.Call, klass: Optional[str]) -> Optional[FunctionNode]:
+        """The function of this module a call runs, when the code shows which."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return self.functions.get(func.id)
+        if not isinstance(func, ast.Attribute):
+            return None
+        if isinstance(func.value, ast.Name) and func.value.id == "self" and klass is not None:
+            return self.methods.get((klass, func.attr))
+        # `predictor.predict(x)`: a method name that only one class of this module defines
+        return self.unique_methods.get(func.attr)
+
+    @staticmethod
+    def call_parameters(call: ast.Call, callee: FunctionNode) -> List[str]:
+        """The callee's positional parameters as the call fills them (a method call skips `self`)."""
+        params = parameter_names(callee)
+        if isinstance(call.func, ast.Attribute) and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        return params
+
+
+class Scope(StatementTransfer, ValueRules, Sinks):
+    """One function (or the module's top level), walked in statement order."""
+
+    def __init__(self, flow: InferenceFlow, function: Optional[FunctionNode], klass: Optional[str],
+                 body: Sequence[ast.stmt], events: Dict[Tuple[str, int], FlowEvent]) -> None:
+        self.flow = flow
+        self.outline = flow.outline
+        self.function = function
+        self.klass = klass
+        self.body = body
+        self.events = events
+        self.summary = Summary()
+        self.in_inference = False
+        self.region: Optional[ScreenRegion] = None  # the outermost inference region open
+        self.statement: Optional[ast.stmt] = None  # the statement being walked
+        self._numbers = None
+        self._trains = None
+
+    @property
+    def trains(self) -> bool:
+        """Whether this scope runs backward or an optimizer step."""
+        if self._trains is None:
+            self._trains = (self.function if self.function is not None else self.outline.module) in \
+                self.flow.training_scopes
+        return self._trains
+
+    def run(self) -> State:
+        state: State = {}
+        if self.function is not None:
+            if self.klass is not None:
+                state.update(self.flow.attribute_taints.get(self.klass, {}))
+            for name in all_parameter_names(self.function):
+                if name not in ("self", "cls"):
+                    state[name] = Taint(self.function, Kind.UNKNOWN, param=name)
+            for region in self.flow.decorator_regions.get(id(self.function), ()):
+                self.in_inference = region.guard.inference
+                self.region = region if region.guard.inference else None
+        return self.block(self.body, state)
+
+    def callee(self, call: ast.Call) -> Optional[FunctionNode]:
+        return self.flow.callee(call, self.klass)
+
+    def callee_summary(self, call: ast.Call) -> Optional[Summary]:
+        callee = self.callee(call)
+        return None if callee is None else self.flow.summaries.get(callee)

@@ -1,0 +1,168 @@
+"""Value rules: what an expression evaluates to, given the names tracked so far.
+
+Mixed into `analysis.Scope`, which holds `in_inference` (whether inference mode is on
+where the expression runs) and `region` (the outermost inference region open).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Optional
+
+from gradlint.python.flow import knowledge as torch_api
+from gradlint.python.flow.syntax import dotted, positional, qualified_name
+from gradlint.python.flow.values import Kind, Shape, State, Taint, element_of
+
+
+class ValueRules:
+    """`value(expression, state)`: the Taint of what it evaluates to, None for an ordinary value."""
+
+    def new(self, origin: ast.AST, certain: bool, kind: Kind = Kind.TENSOR) -> Taint:
+        """A value made here: under inference mode it is an inference value of the region."""
+        return Taint(origin, kind, certain=certain, region=self.region)
+
+    def shape(self, expression: ast.AST, state: State) -> Shape:
+        """A tuple or list written out keeps its positions; anything else is one value."""
+        if isinstance(expression, (ast.Tuple, ast.List)) and not any(
+                isinstance(element, ast.Starred) for element in expression.elts):
+            return [self.shape(element, state) for element in expression.elts]
+        return self.value(expression, state)
+
+    def element(self, iterable: ast.AST, state: State) -> Shape:
+        """What `for target in iterable` binds."""
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
+            name = iterable.func.id
+            arguments = positional(iterable)
+            if name == "enumerate" and arguments:
+                return [None, self.element(arguments[0], state)]
+            if name == "zip":
+                return [self.element(argument, state) for argument in arguments]
+        taint = self.value(iterable, state)
+        return None if taint is None else element_of(taint)
+
+    def value(self, expression: ast.AST, state: State) -> Optional[Taint]:
+        if isinstance(expression, ast.Name):
+            return state.get(expression.id)
+        if isinstance(expression, ast.Attribute):
+            return self._attribute_value(expression, state)
+        if isinstance(expression, ast.Subscript):
+            base = self.value(expression.value, state)
+            return None if base is None else element_of(base)
+        if isinstance(expression, ast.Call):
+            return self._call_value(expression, state)
+        if isinstance(expression, (ast.BinOp, ast.UnaryOp)):
+            return self._arithmetic_value(expression, state)
+        if isinstance(expression, ast.IfExp):
+            return self.value(expression.body, state) or self.value(expression.orelse, state)
+        if isinstance(expression, (ast.Tuple, ast.List)):
+            for element in expression.elts:
+                taint = self.value(element, state)
+                if taint is not None:
+                    return replace(taint, kind=Kind.CONTAINER, origin=expression)
+            return None
+        if isinstance(expression, (ast.ListComp, ast.GeneratorExp)) and self.in_inference:
+            if isinstance(expression.elt, (ast.Call, ast.BinOp)):
+                return Taint(expression, Kind.CONTAINER, region=self.region)
+        return None
+
+    def _attribute_value(self, expression: ast.Attribute, state: State) -> Optional[Taint]:
+        key = dotted(expression)
+        if key is not None and key in state:
+            return state[key]
+        base = self.value(expression.value, state)
+        if base is None or base.kind is Kind.CONTAINER:
+            return None
+        attribute = expression.attr
+        if attribute in torch_api.ALIAS_ATTRIBUTES:
+            return base
+        if attribute in torch_api.BYPASS_ATTRIBUTES:
+            return replace(base, bypass=True)
+        if attribute in torch_api.MODULE_TENSOR_ATTRIBUTES and base.kind is Kind.MODULE:
+            return replace(base, kind=Kind.TENSOR, certain=True)
+        return None
+
+    def _arithmetic_value(self, expression: ast.AST, state: State) -> Optional[Taint]:
+        """`a * b` under the mode: a new inference tensor when an operand may be a tensor."""
+        if not self.in_inference:
+            return None  # §1: out-of-place results made outside are normal tensors
+        operands = ([expression.left, expression.right] if isinstance(expression, ast.BinOp)
+                    else [expression.operand])
+        found = None
+        for operand in operands:
+            taint = self.value(operand, state)
+            if taint is None and isinstance(operand, ast.Call):
+                taint = self.new(operand, certain=False)
+            if taint is not None and taint.kind is not Kind.CONTAINER:
+                if found is None or (taint.certain and not found.certain):
+                    found = taint
+        return None if found is None else self.new(expression, certain=found.certain)
+
+    def _call_value(self, call: ast.Call, state: State) -> Optional[Taint]:
+        summary = self.callee_summary(call)
+        if summary is not None and summary.returns is not None:
+            returned = summary.returns
+            return Taint(call, returned.kind, certain=returned.certain, via_call=call)
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            qualified = qualified_name(self.outline, func)
+            if qualified is not None and qualified.startswith("torch."):
+                return self._torch_value(call, qualified, state)
+            return self._method_value(call, func, state)
+        qualified = qualified_name(self.outline, func)
+        if qualified is not None and qualified.startswith("torch."):
+            return self._torch_value(call, qualified, state)
+        name = func.id if isinstance(func, ast.Name) else None
+        if name is not None and name in self.flow.module_classes and self.in_inference:
+            return self.new(call, certain=False, kind=Kind.MODULE)
+        if name in ("list", "tuple") and call.args:
+            inner = self.value(call.args[0], state)
+            return None if inner is None else inner.as_kind(Kind.CONTAINER)
+        if name in torch_api.NON_TENSOR_BUILTINS or not self.in_inference:
+            return None
+        return self.new(call, certain=False)
+
+    def _method_value(self, call: ast.Call, func: ast.Attribute, state: State) -> Optional[Taint]:
+        method = func.attr
+        receiver = self.value(func.value, state)
+        if receiver is not None and receiver.kind is Kind.MODULE:
+            if method == "state_dict":
+                return replace(receiver, kind=Kind.CONTAINER, origin=call)
+            if method in torch_api.MODULE_SELF_METHODS:
+                return receiver
+            return self.new(call, certain=False) if self.in_inference else None
+        if method in torch_api.NON_TENSOR_METHODS:
+            return None
+        if receiver is not None and receiver.kind is Kind.CONTAINER:
+            return element_of(receiver) if method in torch_api.CONTAINER_TAKE_METHODS else None
+        if method in torch_api.ALIAS_METHODS or method in torch_api.BYPASS_METHODS or method in torch_api.SPLIT_METHODS:
+            if receiver is None:
+                # §1c: a view made under the mode of an ordinary tensor is ordinary; a
+                # conversion may copy, but then nothing shows it is a tensor at all
+                return None
+            if method in torch_api.BYPASS_METHODS:
+                return replace(receiver, bypass=True)
+            if method in torch_api.SPLIT_METHODS:
+                return receiver.as_kind(Kind.CONTAINER)
+            return receiver
+        if not self.in_inference:
+            return None
+        certain = (receiver is not None and receiver.certain) or method in torch_api.TENSOR_METHODS
+        return self.new(call, certain=certain)
+
+    def _torch_value(self, call: ast.Call, qualified: str, state: State) -> Optional[Taint]:
+        if qualified in torch_api.ALIAS_TORCH and call.args:
+            taint = self.value(call.args[0], state)
+            if taint is None:
+                return None
+            return replace(taint, bypass=True) if qualified == "torch.detach" else taint
+        if not self.in_inference or qualified in torch_api.NON_TENSOR_TORCH:
+            if self.in_inference and qualified == "torch.load":
+                return self.new(call, certain=False, kind=Kind.CONTAINER)
+            return None
+        last = qualified.rsplit(".", 1)[-1]
+        if qualified.startswith("torch.nn.") and last[:1].isupper() and last != "Parameter":
+            return self.new(call, certain=False, kind=Kind.MODULE)
+        if qualified.startswith(torch_api.NON_TENSOR_TORCH_NAMESPACES) or last.startswith(
+                torch_api.NON_TENSOR_TORCH_PREFIXES):
+            return None
+        return self.new(call, certain=True)

@@ -1,0 +1,123 @@
+"""torch's API as the flow needs it: one table per concern, each row naming the measured
+behaviour in torch-semantics (the document that ships in ../shared/torch-semantics.md).
+
+A table maps a name to the fact that puts it there, so `name in TABLE` is the lookup and
+`TABLE[name]` says why.
+"""
+from __future__ import annotations
+
+from typing import Dict, Iterable, Mapping
+
+
+def _table(rows: Mapping[str, Iterable[str]], prefix: str = "") -> Dict[str, str]:
+    """{citation: names} -> {prefix + name: citation}."""
+    return {prefix + name: citation for citation, names in rows.items() for name in names}
+
+
+# Tensor methods whose result is the receiver or a view of it, so an inference tensor stays one.
+ALIAS_METHODS = _table({
+    "§1: views of inference tensors are inference tensors (`t.view(6).add_(1)` raises)": (
+        "view", "view_as", "reshape", "reshape_as", "t", "transpose", "permute", "squeeze", "unsqueeze",
+        "expand", "expand_as", "narrow", "select", "flatten", "unflatten", "movedim", "moveaxis",
+        "swapaxes", "swapdims", "diagonal", "as_strided", "unfold"),
+    "§1: a no-op conversion returns the tensor itself (`t.to(torch.float32) is t`)": (
+        "float", "to", "contiguous", "cpu", "type_as"),
+})
+ALIAS_ATTRIBUTES = _table({
+    "§1: views of inference tensors are inference tensors": ("T", "mT", "H", "mH", "real", "imag"),
+})
+# Views whose in-place writes skip the inference check; they still cannot be saved for backward.
+BYPASS_METHODS = _table({
+    "§1: `t.detach().add_(1)` is allowed; `(w * t.detach())` raises E_SAVE": ("detach",),
+})
+BYPASS_ATTRIBUTES = _table({"§1: `t.data.add_(1)` is allowed": ("data",)})
+# Methods returning several views of the receiver: a container of inference tensors.
+SPLIT_METHODS = _table({
+    "§1: views of inference tensors are inference tensors": (
+        "split", "chunk", "unbind", "tensor_split", "split_with_sizes"),
+})
+# Methods and builtins whose result is not a tensor (or not one made from the receiver).
+NON_TENSOR_METHODS = _table({
+    "§1: Python numbers and metadata read out of a tensor are not tensors": (
+        "item", "tolist", "numpy", "size", "dim", "numel", "nelement", "element_size", "stride",
+        "is_inference", "is_contiguous", "data_ptr", "storage_offset", "__len__", "any", "all"),
+    "§1b: a module's bookkeeping returns iterators, the module itself, or None": (
+        "parameters", "named_parameters", "buffers", "named_buffers", "children", "modules",
+        "named_modules", "eval", "train", "zero_grad", "register_buffer", "apply", "add_module",
+        "register_forward_hook", "load_state_dict", "requires_grad_"),
+    "not torch: containers and strings": (
+        "keys", "values", "items", "get", "append", "extend", "insert", "format", "join", "copy"),
+    "§1: `backward()` returns None": ("backward",),
+})
+NON_TENSOR_BUILTINS = _table({
+    "not torch: builtins return numbers, strings, iterators or None": (
+        "len", "int", "float", "bool", "str", "repr", "print", "isinstance", "range", "hash", "id", "type",
+        "round", "abs", "min", "max", "sum", "format", "callable", "getattr", "hasattr", "setattr", "vars",
+        "dir", "dict", "set", "frozenset", "open", "enumerate", "zip", "iter", "next", "sorted",
+        "reversed", "super", "object"),
+})
+# torch functions that return something other than a fresh tensor made under the mode.
+NON_TENSOR_TORCH = _table({
+    "§2: mode queries and guards are not tensors": (
+        "is_inference", "is_grad_enabled", "is_inference_mode_enabled", "set_grad_enabled", "no_grad",
+        "enable_grad", "inference_mode"),
+    "not a tensor op: seeds, files, devices, dtypes, compilers": (
+        "manual_seed", "load", "save", "device", "Size", "is_tensor", "numel", "get_default_dtype",
+        "compile", "jit.script", "jit.trace", "finfo", "iinfo", "dtype"),
+}, prefix="torch.")
+# torch namespaces whose calls make no tensor of their own.
+NON_TENSOR_TORCH_NAMESPACES = ("torch.optim.", "torch.utils.", "torch.distributions.")
+NON_TENSOR_TORCH_PREFIXES = ("is_", "get_", "set_")
+# torch functions whose result aliases their first argument.
+ALIAS_TORCH = _table({
+    "§1: views of inference tensors are inference tensors": (
+        "t", "transpose", "permute", "squeeze", "unsqueeze", "narrow", "select", "flatten", "movedim",
+        "swapaxes", "diagonal", "as_strided", "reshape"),
+    "§1: `detach` is a view whose writes skip the check": ("detach",),
+}, prefix="torch.")
+# Ops that save an operand for backward when another operand requires grad.
+SAVING_TORCH = _table({
+    "§1: `w * t`, `t @ w` raise E_SAVE at forward; `w + t` saves nothing": (
+        "mul", "matmul", "mm", "bmm", "einsum"),
+}, prefix="torch.")
+# Methods ending in `_` that are not in-place updates of the tensor's data.
+NOT_IN_PLACE = _table({
+    "§1: `t.requires_grad_(False)` is allowed; `requires_grad_()` raises E_RG, not E_INPLACE": (
+        "requires_grad_",),
+    "moves storage to shared memory, does not write it": ("share_memory_",),
+})
+# Methods only tensors have (in practice): their result is surely a tensor.
+TENSOR_METHODS = _table({
+    "§1: tensor methods return tensors (made under the mode: inference tensors)": (
+        "softmax", "log_softmax", "sigmoid", "tanh", "relu", "exp", "log", "sqrt", "pow", "abs", "clamp",
+        "clip", "sum", "mean", "std", "var", "norm", "argmax", "argmin", "topk", "cumsum", "matmul", "mm",
+        "bmm", "add", "sub", "mul", "div", "neg", "flip", "roll", "masked_fill", "gather", "index_select",
+        "clone", "new_zeros", "new_ones", "new_full", "new_empty", "double", "half", "long", "int", "bool",
+        "logsumexp", "round", "floor", "ceil"),
+})
+# Module methods whose result is the module itself.
+MODULE_SELF_METHODS = _table({
+    "§1b: `to`, `train`, `eval`, `requires_grad_` return the module, parameters unchanged": (
+        "to", "cpu", "float", "train", "eval", "requires_grad_"),
+})
+# Module methods that train its parameters: a sink for a module built under the mode.
+MODULE_TRAINING_METHODS = _table({
+    "§1b: training a module built under the mode loses weight gradients or raises": (
+        "train", "parameters", "named_parameters"),
+})
+MODULE_TENSOR_ATTRIBUTES = _table({
+    "§1b: parameters of a module made under the mode are inference tensors": ("weight", "bias"),
+})
+CONTAINER_FILL_METHODS = _table({"not torch: a list or deque stores what it is given": (
+    "append", "extend", "insert", "appendleft")})
+CONTAINER_TAKE_METHODS = _table({"not torch: an element of a container": ("pop", "popleft", "__getitem__")})
+PARAMETER_CLASSES = _table({"§1: `torch.nn.Parameter(t)` raises E_RG": (
+    "torch.nn.Parameter", "torch.nn.parameter.Parameter")})
+TRAINING_FUNCTIONS = _table({"§1: backward saves and differentiates": (
+    "torch.autograd.backward", "torch.autograd.grad")})
+OPTIMIZER_HINT = "optim"  # `optimizer.step()`, `self.optim.step()`: a training step
+
+
+def is_in_place_method(name: str) -> bool:
+    """`add_`, `clamp_`: an in-place update (§1: each raises E_INPLACE on an inference tensor)."""
+    return name.endswith("_") and not name.startswith("_") and name not in NOT_IN_PLACE

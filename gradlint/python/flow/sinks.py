@@ -1,0 +1,207 @@
+"""Sinks: the operations torch rejects for an inference value once the mode is off
+(torch-semantics §1, §1b, §4), each recorded as a `FlowEvent`.
+
+Mixed into `analysis.Scope`; `scan(expression, state)` reports every sink inside an
+expression, the statement transfer functions report item and augmented assignments.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Optional, Sequence
+
+from gradlint.python.flow import knowledge as torch_api
+from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name
+from gradlint.python.flow.values import FlowEvent, Kind, State, Taint, element_of
+
+# Which kinds of value each event needs when the value is passed to a function that does it.
+_PASSED_KINDS = {
+    "train_module": (Kind.MODULE, Kind.UNKNOWN),
+    "save": (Kind.TENSOR, Kind.CONTAINER, Kind.UNKNOWN),
+    "mutate": (Kind.TENSOR, Kind.UNKNOWN),
+    "requires_grad": (Kind.TENSOR, Kind.UNKNOWN),
+}
+
+
+class Sinks:
+    def scan(self, expression: ast.AST, state: State) -> None:
+        """Report every operation inside `expression` that torch rejects for a tracked value."""
+        stack = [expression]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if isinstance(node, ast.Call):
+                self._call_operation(node, state)
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.MatMult)):
+                self._saving_operands(node, [node.left, node.right], state)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def _call_operation(self, call: ast.Call, state: State) -> None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in torch_api.CONTAINER_FILL_METHODS:
+            self._fill(func.value, call, state)
+        if self.in_inference:
+            return
+        out = keyword(call, "out")
+        if out is not None:
+            taint = self.value(out, state)
+            if taint is not None and taint.mutable_tensor:
+                self.event("mutate", call, out, taint)
+        qualified = qualified_name(self.outline, func)
+        if qualified is not None:
+            self._torch_call_operation(call, qualified, state)
+        if isinstance(func, ast.Attribute):
+            receiver = self.value(func.value, state)
+            if receiver is not None:
+                self._method_operation(call, func.attr, receiver)
+            self._receiver_free_operation(call, func.attr, state)
+        callee = self.callee(call)
+        if callee is not None:
+            self._passes_to(call, callee, state)
+        elif self.trains and qualified is None:
+            self._module_call(call, state)
+
+    def _receiver_free_operation(self, call: ast.Call, method: str, state: State) -> None:
+        """`ctx.save_for_backward(t)` (§4) and `m.load_state_dict(sd, assign=True)` (§1b)."""
+        if method == "save_for_backward":
+            for argument in call.args:
+                taint = self.value(argument, state)
+                if taint is not None and taint.kind.may_be_tensor:
+                    self.event("save", call, argument, taint)
+        elif method == "load_state_dict" and call.args and is_true(keyword(call, "assign")):
+            taint = self.value(call.args[0], state)
+            if taint is not None and taint.kind in (Kind.CONTAINER, Kind.TENSOR, Kind.UNKNOWN):
+                self.event("requires_grad", call, call.args[0], taint)
+
+    def _fill(self, container: ast.AST, call: ast.Call, state: State) -> None:
+        """`rollouts.append(obs)` makes `rollouts` hold what `obs` is."""
+        key = dotted(container)
+        if key is None or not call.args:
+            return
+        taint = self.value(call.args[-1], state)
+        if taint is None or taint.kind is Kind.MODULE or key in state:
+            return
+        if call.func.attr == "extend":
+            taint = element_of(taint)
+        if self.in_inference and taint.binding is None and taint.param is None:
+            taint = replace(taint, region=taint.region or self.region, binding=self.statement)
+        state[key] = taint.as_kind(Kind.CONTAINER)
+
+    def _method_operation(self, call: ast.Call, method: str, receiver: Taint) -> None:
+        subject = call.func.value
+        if receiver.mutable_tensor and torch_api.is_in_place_method(method):
+            self.event("mutate", call, subject, receiver)
+        elif receiver.mutable_tensor and method == "requires_grad_":
+            argument = first_argument(call, "requires_grad")
+            if argument is None or is_true(argument):
+                self.event("requires_grad", call, subject, receiver)
+        elif receiver.kind.may_be_module and method in torch_api.MODULE_TRAINING_METHODS:
+            if method != "train" or not call.args or is_true(call.args[0]):
+                self.event("train_module", call, subject, receiver)
+
+    def _torch_call_operation(self, call: ast.Call, qualified: str, state: State) -> None:
+        arguments = positional(call)
+        if qualified.startswith("torch.nn.init.") and qualified.endswith("_") and arguments:
+            taint = self.value(arguments[0], state)
+            if taint is not None and taint.mutable_tensor:
+                self.event("mutate", call, arguments[0], taint)
+        elif qualified in torch_api.PARAMETER_CLASSES and arguments:
+            # `Parameter(data, requires_grad)`: only a literal True (or the default) is sure to raise
+            mode = keyword(call, "requires_grad")
+            if mode is None and len(arguments) > 1:
+                mode = arguments[1]
+            if mode is None or is_true(mode):
+                taint = self.value(arguments[0], state)
+                if taint is not None and taint.mutable_tensor:
+                    self.event("requires_grad", call, arguments[0], taint)
+        elif qualified in torch_api.SAVING_TORCH:
+            self._saving_operands(call, arguments, state)
+
+    def _saving_operands(self, node: ast.AST, operands: Sequence[ast.AST], state: State) -> None:
+        """`a * b`, `a @ b`, `torch.mul(a, b)` with an inference operand in training code (§1)."""
+        if self.in_inference or not self.trains or len(operands) < 2:
+            return
+        taints = [self.value(operand, state) for operand in operands]
+        for operand, taint in zip(operands, taints):
+            if taint is None or not taint.kind.may_be_tensor:
+                continue
+            # the other operand: an ordinary value (a parameter counts) that may require grad
+            others = [other for other, other_taint in zip(operands, taints)
+                      if other is not operand and (other_taint is None or other_taint.param is not None)
+                      and not is_literal(other)]
+            if others:
+                self.event("save", node, operand, taint)
+                return
+
+    def _module_call(self, call: ast.Call, state: State) -> None:
+        """`model(x)` in training code with an inference input: the module saves it (§1b)."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            callee_name = func.id
+        elif isinstance(func, ast.Attribute):
+            callee_name = func.attr
+        else:
+            return
+        if callee_name in torch_api.NON_TENSOR_BUILTINS or callee_name in torch_api.ALIAS_METHODS or callee_name[:1].isupper():
+            return
+        if isinstance(func, ast.Attribute):
+            receiver = self.value(func.value, state)
+            if receiver is not None or not isinstance(func.value, ast.Name) or func.value.id != "self":
+                return  # a method of some object, not a submodule `self.net(x)`
+        callee = self.value(func, state)
+        if callee is not None and callee.kind is Kind.MODULE:
+            self.event("train_module", call, func, callee)
+            return
+        if callee is not None and callee.kind is not Kind.UNKNOWN:
+            return  # a tensor or a container is not a module
+        for argument in call.args:
+            taint = self.value(argument, state)
+            if taint is not None and taint.kind.may_be_tensor:
+                self.event("save", call, argument, taint)
+                return
+
+    def _passes_to(self, call: ast.Call, callee: ast.AST, state: State) -> None:
+        """A value passed to a function of the module that updates, trains or saves it."""
+        summary = self.flow.summaries.get(callee)
+        if summary is None or not summary.uses:
+            return
+        params = self.flow.call_parameters(call, callee)
+        passed = [(params[index] if index < len(params) else None, argument)
+                  for index, argument in enumerate(call.args) if not isinstance(argument, ast.Starred)]
+        passed += [(item.arg, item.value) for item in call.keywords if item.arg is not None]
+        for name, argument in passed:
+            if name is None:
+                continue
+            taint = self.value(argument, state)
+            if taint is None:
+                continue
+            for kind, used in summary.uses.items():
+                if name in used and taint.kind in _PASSED_KINDS[kind] and not (
+                        taint.bypass and kind in ("mutate", "requires_grad")):
+                    self.event(kind, call, argument, taint, call=call, inner=used[name])
+
+    def requires_grad_attribute(self, target: ast.AST, state: State) -> None:
+        """`x.requires_grad = True` (§1: E_RG)."""
+        if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+            taint = self.value(target.value, state)
+            if taint is not None and taint.mutable_tensor:
+                self.event("requires_grad", target, target.value, taint)
+
+    def item_assignment(self, target: ast.Subscript, state: State) -> None:
+        """`x[...] = v` outside the mode on a value that is surely a tensor (§1)."""
+        taint = self.value(target.value, state)
+        if self.in_inference or taint is None or not taint.mutable_tensor:
+            return
+        if taint.certain or taint.param is not None:
+            self.event("mutate", target, target.value, taint)
+
+    def event(self, kind: str, node: ast.AST, subject: ast.AST, taint: Taint,
+              call: Optional[ast.Call] = None, inner: Optional[ast.AST] = None) -> None:
+        if taint.param is not None:
+            if self.function is not None:
+                self.summary.uses.setdefault(kind, {}).setdefault(taint.param, inner or node)
+            return
+        if taint.kind is Kind.UNKNOWN:
+            return
+        self.events.setdefault((kind, id(node)), FlowEvent(kind, node, subject, taint, call, inner))

@@ -1,0 +1,209 @@
+"""Transfer functions: how each statement changes what the names hold.
+
+Mixed into `analysis.Scope`. A block is walked in order; a branch walks each arm from
+the same state and joins them; a loop body is walked until the state it leaves behind
+stops growing (at most `MAX_LOOP_ROUNDS` rounds: the state can only gain names, so this
+is a fixpoint unless a loop rebinds names in a longer chain than that, and then the
+names of the last round are kept).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import List, Sequence
+
+from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, is_literal, is_true, target_names
+from gradlint.python.outline import nodes_in
+from gradlint.python.flow.values import Kind, Shape, State, collapse, element_of, join
+
+MAX_LOOP_ROUNDS = 4
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_TRIES = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+class StatementTransfer:
+    def block(self, statements: Sequence[ast.stmt], state: State) -> State:
+        for statement in statements:
+            state = self.transfer(statement, state)
+        return state
+
+    def transfer(self, statement: ast.stmt, state: State) -> State:
+        self.statement = statement
+        if isinstance(statement, ast.Assign):
+            return self._assign(statement, state)
+        if isinstance(statement, ast.AnnAssign):
+            if statement.value is not None:
+                self.scan(statement.value, state)
+                self.assign_target(statement.target, self.shape(statement.value, state), state)
+            return state
+        if isinstance(statement, ast.AugAssign):
+            self.scan(statement.value, state)
+            self._aug_assign(statement, state)
+            return state
+        if isinstance(statement, ast.Expr):
+            self.scan(statement.value, state)
+            return state
+        if isinstance(statement, ast.Return):
+            self._return(statement, state)
+            return state
+        if isinstance(statement, ast.Delete):
+            for target in statement.targets:
+                for key in target_names(target):
+                    state.pop(key, None)
+            return state
+        if isinstance(statement, ast.If):
+            self.scan(statement.test, state)
+            return join(self.block(statement.body, dict(state)), self.block(statement.orelse, dict(state)))
+        if isinstance(statement, _LOOPS):
+            return self._loop(statement, state)
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            return self._with(statement, state)
+        if isinstance(statement, _TRIES):
+            return self._try(statement, state)
+        if isinstance(statement, FUNCTION_DEFINITIONS + (ast.ClassDef,)):
+            state.pop(statement.name, None)
+            return state
+        if isinstance(statement, ast.Match):
+            self.scan(statement.subject, state)
+            result = dict(state)
+            for case in statement.cases:
+                result = join(self.block(case.body, dict(state)), result)
+            return result
+        return state
+
+    def _loop(self, statement: ast.stmt, state: State) -> State:
+        """Rounds of the body until no name is added (the next iteration sees what the last left)."""
+        before = state
+        is_for = not isinstance(statement, ast.While)
+        if is_for:
+            self.scan(statement.iter, state)
+            element = self.element(statement.iter, state)
+        for _ in range(MAX_LOOP_ROUNDS):
+            inner = dict(state)
+            if is_for:
+                self.bind(statement.target, element, inner, statement)
+            else:
+                self.scan(statement.test, inner)
+            grown = join(self.block(statement.body, inner), state)
+            if grown.keys() == state.keys():
+                state = grown
+                break
+            state = grown
+        state = join(state, before)
+        return self.block(statement.orelse, state)
+
+    def _try(self, statement: ast.stmt, state: State) -> State:
+        after_body = self.block(statement.body, dict(state))
+        merged = join(after_body, state)
+        results: List[State] = [self.block(statement.orelse, dict(after_body))]
+        for handler in statement.handlers:
+            results.append(self.block(handler.body, dict(merged)))
+        state = merged
+        for result in results:
+            state = join(result, state)
+        return self.block(statement.finalbody, state) if statement.finalbody else state
+
+    def _with(self, statement: ast.stmt, state: State) -> State:
+        saved = (self.in_inference, self.region)
+        for item in statement.items:
+            self.scan(item.context_expr, state)
+            region = self.flow.item_regions.get(id(item.context_expr))
+            if region is not None:
+                if region.guard.inference and not self.in_inference:
+                    self.region = region
+                self.in_inference = region.guard.inference
+            elif item.optional_vars is not None:
+                self.bind(item.optional_vars, None, state, statement)
+        state = self.block(statement.body, state)
+        if self.region is not None and self.region.owner is statement:
+            self.flow.region_exits[statement] = dict(state)
+        self.in_inference, self.region = saved
+        return state
+
+    def _assign(self, statement: ast.Assign, state: State) -> State:
+        self.scan(statement.value, state)
+        if is_true(statement.value) and not self.in_inference:
+            for target in statement.targets:
+                self.requires_grad_attribute(target, state)
+        shape = self.shape(statement.value, state)
+        for target in statement.targets:
+            self.assign_target(target, shape, state)
+        return state
+
+    def _return(self, statement: ast.Return, state: State) -> None:
+        if statement.value is None:
+            return
+        self.scan(statement.value, state)
+        returned = self.value(statement.value, state)
+        if returned is not None and returned.param is None and self.function is not None:
+            self.summary.returns = returned
+
+    def assign_target(self, target: ast.AST, shape: Shape, state: State) -> None:
+        if isinstance(target, ast.Subscript):
+            self.item_assignment(target, state)
+            return
+        self.bind(target, shape, state, self.statement)
+
+    def bind(self, target: ast.AST, shape: Shape, state: State, statement: ast.stmt) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            elements = target.elts
+            if isinstance(shape, list) and len(shape) == len(elements):
+                for element, part in zip(elements, shape):
+                    self.bind(element, part, state, statement)
+            else:
+                single = collapse(shape)
+                part = None if single is None else element_of(single)
+                for element in elements:
+                    self.bind(element, part, state, statement)
+            return
+        if isinstance(target, ast.Starred):
+            self.bind(target.value, collapse(shape), state, statement)
+            return
+        if isinstance(target, ast.Subscript):
+            self.item_assignment(target, state)
+            return
+        key = dotted(target)
+        if key is None:
+            return
+        taint = collapse(shape)
+        if taint is None:
+            state.pop(key, None)
+            for held in [name for name in state if name.startswith(key + ".")]:
+                del state[held]
+            return
+        if self.in_inference and taint.binding is None and taint.param is None and taint.via_call is None:
+            taint = replace(taint, region=taint.region or self.region, binding=statement)
+        state[key] = taint
+
+    def _aug_assign(self, statement: ast.AugAssign, state: State) -> None:
+        target = statement.target
+        if isinstance(target, ast.Subscript):
+            self.item_assignment(target, state)
+            return
+        taint = self.value(target, state)
+        if self.in_inference:
+            # `total += F.mse_loss(...)` with `total = 0`: the number becomes an inference tensor
+            produced = self.value(statement.value, state)
+            key = dotted(target)
+            if (taint is None and key in self.numbers and produced is not None and produced.kind is Kind.TENSOR
+                    and produced.certain and produced.param is None):
+                state[key] = replace(produced, origin=statement, region=self.region, binding=statement)
+            return
+        if taint is not None and taint.mutable_tensor and (taint.certain or taint.param is not None):
+            self.event("mutate", statement, target, taint)
+
+    @property
+    def numbers(self) -> frozenset:
+        """Names this scope binds only to number literals (and updates with `+=`)."""
+        if self._numbers is None:
+            literal, other = set(), set()
+            for node in nodes_in(list(self.body)):
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        (literal if is_literal(node.value) else other).update(target_names(target))
+                elif isinstance(node, (ast.AnnAssign, ast.For, ast.AsyncFor)):
+                    other.update(target_names(node.target))
+                elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                    other.update(target_names(node.optional_vars))
+            self._numbers = frozenset(literal - other)
+        return self._numbers

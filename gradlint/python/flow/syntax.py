@@ -1,0 +1,82 @@
+"""Small questions about CPython `ast` nodes that the flow asks everywhere."""
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Optional
+
+from gradlint.python.outline import Outline, dotted_name
+
+FUNCTION_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+dotted = dotted_name  # `a.b.c` for an attribute chain on a name, None for anything else
+
+
+def qualified_name(outline: Outline, node: ast.AST) -> Optional[str]:
+    """The one qualified name of `node` (`T.no_grad` -> `torch.no_grad`), None when the
+    imports do not name it. A name imported twice reads as its torch meaning if it has one."""
+    names = outline.qualified_names(node)
+    if not names:
+        return None
+    if len(names) == 1:
+        return next(iter(names))
+    return min(names, key=lambda name: (not name.startswith("torch."), name))
+
+
+def is_true(node: Optional[ast.AST]) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def is_literal(node: ast.AST) -> bool:
+    """A number or string written out (`0`, `-1.0`, `"a"`), not `True` or `None`."""
+    if isinstance(node, ast.UnaryOp):
+        return is_literal(node.operand)
+    return (isinstance(node, ast.Constant) and not isinstance(node.value, bool)
+            and isinstance(node.value, (int, float, complex, str, bytes)))
+
+
+def positional(call: ast.Call) -> List[ast.AST]:
+    """The positional arguments written out, `*args` left out."""
+    return [argument for argument in call.args if not isinstance(argument, ast.Starred)]
+
+
+def keyword(call: ast.Call, name: str) -> Optional[ast.AST]:
+    for item in call.keywords:
+        if item.arg == name:
+            return item.value
+    return None
+
+
+def first_argument(call: ast.Call, name: str) -> Optional[ast.AST]:
+    """The first positional argument, else the keyword `name`."""
+    arguments = positional(call)
+    return arguments[0] if arguments else keyword(call, name)
+
+
+def target_names(target: ast.AST) -> Iterator[str]:
+    """The dotted names an assignment target binds (`a, (b, self.c)` -> a, b, self.c)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from target_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from target_names(target.value)
+    else:
+        key = dotted(target)
+        if key is not None:
+            yield key
+
+
+def parameter_names(function: ast.AST) -> List[str]:
+    """The positional parameters, in order."""
+    arguments = function.args
+    return [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)]
+
+
+def all_parameter_names(function: ast.AST) -> List[str]:
+    arguments = function.args
+    return [argument.arg for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+
+
+def contains(outer: ast.AST, inner: ast.AST) -> bool:
+    """Whether `inner` starts within `outer`'s source range."""
+    start = (inner.lineno, inner.col_offset)
+    return (outer.lineno, outer.col_offset) <= start < (outer.end_lineno, outer.end_col_offset)

@@ -1,0 +1,105 @@
+"""The abstract values of the flow and their join.
+
+A tracked value is a `Taint`: what it is (`Kind`), where it was made, and how sure the
+analysis is that it is a tensor. Everything untracked is an ordinary value (None). A
+`Shape` keeps the positions of a tuple or list written out (`a, b = x, y`).
+"""
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Dict, List, Optional, Tuple, Union
+
+from gradlint.python.outline import ScreenRegion
+
+
+class Kind(enum.Enum):
+    TENSOR = "tensor"
+    CONTAINER = "container"  # a list, dict or tuple that holds inference tensors
+    MODULE = "module"  # an nn.Module whose parameters are inference tensors
+    UNKNOWN = "unknown"  # a function's parameter: whatever the caller passes
+
+    @property
+    def may_be_tensor(self) -> bool:
+        return self in (Kind.TENSOR, Kind.UNKNOWN)
+
+    @property
+    def may_be_module(self) -> bool:
+        return self in (Kind.MODULE, Kind.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Taint:
+    """Where a tracked value came from and what it is."""
+
+    origin: ast.AST  # the expression (or statement) that made it
+    kind: Kind
+    certain: bool = False  # surely a tensor (made by torch or a tensor method)
+    bypass: bool = False  # a detach()/.data view: writes bypass the inference check
+    region: Optional[ScreenRegion] = None  # the inference-mode region it was made in
+    binding: Optional[ast.stmt] = None  # the statement binding it in that region
+    via_call: Optional[ast.Call] = None  # returned by this same-module call
+    param: Optional[str] = None  # seeded for a function summary: this parameter
+
+    @property
+    def mutable_tensor(self) -> bool:
+        """May be a tensor whose in-place updates torch checks (§1)."""
+        return self.kind.may_be_tensor and not self.bypass
+
+    def as_kind(self, kind: Kind) -> "Taint":
+        return self if self.kind is kind else replace(self, kind=kind)
+
+
+Shape = Union[Optional[Taint], List["Shape"]]
+State = Dict[str, Taint]  # dotted name (`x`, `self.cache`) -> what it holds
+
+
+def join(first: State, second: State) -> State:
+    """The state after either of two paths: a name tracked on either path stays tracked
+    (may-analysis); where both track it, the first path's value is kept."""
+    joined = dict(second)
+    joined.update(first)
+    return joined
+
+
+def collapse(shape: Shape) -> Optional[Taint]:
+    """One value for a shape: a tuple that holds a tracked value is a container of it."""
+    if isinstance(shape, list):
+        for part in shape:
+            found = collapse(part)
+            if found is not None:
+                return found.as_kind(Kind.CONTAINER)
+        return None
+    return shape
+
+
+def element_of(taint: Taint) -> Taint:
+    """An element of a tracked value: a view of a tensor, an item of a container."""
+    return taint.as_kind(Kind.TENSOR) if taint.kind is Kind.CONTAINER else taint
+
+
+@dataclass(frozen=True)
+class FlowEvent:
+    """A tracked value reaching an operation torch rejects outside inference mode."""
+
+    kind: str  # "mutate", "requires_grad", "save", "train_module"
+    node: ast.AST  # where to report
+    subject: ast.AST  # the tracked expression, as written
+    taint: Taint
+    call: Optional[ast.Call] = None  # the same-module call that passes the value
+    inner: Optional[ast.AST] = None  # the operation inside that function
+
+
+@dataclass
+class Summary:
+    """What a function does to its parameters and what it returns."""
+
+    returns: Optional[Taint] = None
+    # event kind -> parameter name -> the operation on it
+    uses: Dict[str, Dict[str, ast.AST]] = field(default_factory=dict)
+
+    def key(self) -> Tuple:
+        """What callers see of the summary: the fixpoint ends when no key changes."""
+        returned = None if self.returns is None else (self.returns.kind, self.returns.certain)
+        return returned, tuple(sorted((kind, tuple(sorted(params))) for kind, params in self.uses.items()))
