@@ -3,14 +3,15 @@ statement order, repeated until the function summaries stop changing."""
 from __future__ import annotations
 
 import ast
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.python.flow.expressions import ValueRules
 from gradlint.python.flow.sinks import Sinks
 from gradlint.python.flow.statements import StatementTransfer
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_names, dotted, parameter_names, qualified_name
-from gradlint.python.flow.training import training_scopes
+from gradlint.python.flow.syntax import ExpressionFacts, expression_facts
+from gradlint.python.flow.training import trains
 from gradlint.python.flow.values import FlowEvent, Kind, State, Summary, Taint
 from gradlint.python.outline import Outline, ScreenRegion
 
@@ -50,6 +51,8 @@ class InferenceFlow:
         self.attribute_taints: Dict[str, State] = {}  # class name -> `self.x` taints
         self.region_exits: Dict[ast.AST, State] = {}  # With -> state when it ends
         self.events: List[FlowEvent] = []
+        self._trains: Dict[int, bool] = {}
+        self._facts: Dict[int, ExpressionFacts] = {}
         if outline.enters_inference_mode:
             self._run()  # nothing is made under inference mode in a file that never enters it
 
@@ -91,9 +94,18 @@ class InferenceFlow:
                         break
         return iter(found)
 
-    @cached_property
-    def training_scopes(self) -> frozenset:
-        return training_scopes(self.outline)
+    def trains(self, scope: ast.AST) -> bool:
+        found = self._trains.get(id(scope))
+        if found is None:
+            found = self._trains[id(scope)] = trains(self.outline, scope)
+        return found
+
+    def facts(self, expression: ast.AST) -> ExpressionFacts:
+        """What `Sinks.scan` needs of an expression, walked once for all passes and rounds."""
+        found = self._facts.get(id(expression))
+        if found is None:
+            found = self._facts[id(expression)] = expression_facts(expression)
+        return found
 
     def _scopes(self) -> _Scopes:
         yield None, None, self.outline.module.body
@@ -101,20 +113,29 @@ class InferenceFlow:
             yield function, klass, function.body
 
     def _run(self) -> None:
+        """Every scope, again while the summaries and `self.` attributes change. A scope
+        whose callees' summaries and class attributes are as its last run saw them is not
+        walked again: its result is the same."""
         previous = None
-        for _ in range(self.MAX_PASSES):  # until the summaries stop changing
+        results: Dict[int, _ScopeResult] = {}
+        for _ in range(self.MAX_PASSES):
             events: Dict[Tuple[str, int], FlowEvent] = {}
             summaries: Dict[FunctionNode, Summary] = {}
             attributes: Dict[str, State] = {}
             for function, klass, body in self._scopes():
-                scope = Scope(self, function, klass, body, events)
-                end_state = scope.run()
-                if function is not None:
-                    summaries[function] = scope.summary
-                if klass is not None:
+                result = results.get(id(function))
+                if result is None or result.inputs != self._inputs(result.callees, klass):
+                    scope = Scope(self, function, klass, body)
+                    end_state = scope.run()
                     kept = {key: taint for key, taint in end_state.items()
                             if key.startswith("self.") and taint.param is None}
-                    attributes.setdefault(klass, {}).update(kept)
+                    result = results[id(function)] = _ScopeResult(
+                        scope.summary, kept, scope.events, scope.callees, self._inputs(scope.callees, klass))
+                events.update(result.events)
+                if function is not None:
+                    summaries[function] = result.summary
+                if klass is not None:
+                    attributes.setdefault(klass, {}).update(result.attributes)
             self.summaries = summaries
             self.attribute_taints = attributes
             self.events = list(events.values())
@@ -123,6 +144,12 @@ class InferenceFlow:
             if key == previous:
                 break
             previous = key
+
+    def _inputs(self, callees, klass: Optional[str]) -> Tuple:
+        """What a scope's walk read from other scopes: its callees' summaries, its class's attributes."""
+        summaries = tuple(self.summaries[c].key() if c in self.summaries else None for c in callees)
+        attributes = tuple(sorted(self.attribute_taints.get(klass, {}))) if klass is not None else ()
+        return summaries, attributes
 
     def events_of(self, kind: str) -> List[FlowEvent]:
         return [event for event in self.events if event.kind == kind]
@@ -148,31 +175,38 @@ class InferenceFlow:
         return params
 
 
+@dataclass
+class _ScopeResult:
+    summary: Summary
+    attributes: State  # the `self.` attributes it leaves set
+    events: Dict[Tuple[str, int], FlowEvent]
+    callees: List[FunctionNode]  # the module functions it called, in order
+    inputs: Tuple  # `InferenceFlow._inputs` when it ran
+
+
 class Scope(StatementTransfer, ValueRules, Sinks):
     """One function (or the module's top level), walked in statement order."""
 
     def __init__(self, flow: InferenceFlow, function: Optional[FunctionNode], klass: Optional[str],
-                 body: Sequence[ast.stmt], events: Dict[Tuple[str, int], FlowEvent]) -> None:
+                 body: Sequence[ast.stmt]) -> None:
         self.flow = flow
         self.outline = flow.outline
         self.function = function
         self.klass = klass
         self.body = body
-        self.events = events
+        self.events: Dict[Tuple[str, int], FlowEvent] = {}
+        self.callees: List[FunctionNode] = []
+        self._callee_seen: set = set()
         self.summary = Summary()
         self.in_inference = False
         self.region: Optional[ScreenRegion] = None  # the outermost inference region open
         self.statement: Optional[ast.stmt] = None  # the statement being walked
         self._numbers = None
-        self._trains = None
 
     @property
     def trains(self) -> bool:
         """Whether this scope runs backward or an optimizer step."""
-        if self._trains is None:
-            self._trains = (self.function if self.function is not None else self.outline.module) in \
-                self.flow.training_scopes
-        return self._trains
+        return self.flow.trains(self.function if self.function is not None else self.outline.module)
 
     def run(self) -> State:
         state: State = {}
@@ -188,7 +222,11 @@ class Scope(StatementTransfer, ValueRules, Sinks):
         return self.block(self.body, state)
 
     def callee(self, call: ast.Call) -> Optional[FunctionNode]:
-        return self.flow.callee(call, self.klass)
+        callee = self.flow.callee(call, self.klass)
+        if callee is not None and id(callee) not in self._callee_seen:
+            self._callee_seen.add(id(callee))
+            self.callees.append(callee)
+        return callee
 
     def callee_summary(self, call: ast.Call) -> Optional[Summary]:
         callee = self.callee(call)

@@ -25,17 +25,28 @@ _PASSED_KINDS = {
 
 class Sinks:
     def scan(self, expression: ast.AST, state: State) -> None:
-        """Report every operation inside `expression` that torch rejects for a tracked value."""
-        stack = [expression]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
+        """Report every operation inside `expression` that torch rejects for a tracked value.
+        Under the mode nothing is rejected, but containers take what is appended to them;
+        outside it, only a tracked name or a call returning a tracked value can reach a sink."""
+        facts = self.flow.facts(expression)
+        if self.in_inference:
+            for call in facts.fills:
+                self._fill(call.func.value, call, state)
+            return
+        if not facts.operations or (facts.names.isdisjoint({key.partition(".")[0] for key in state})
+                                    and not any(self._returns_tracked(node) for node in facts.operations)):
+            return
+        for node in facts.operations:
             if isinstance(node, ast.Call):
                 self._call_operation(node, state)
-            elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.MatMult)):
+            else:
                 self._saving_operands(node, [node.left, node.right], state)
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def _returns_tracked(self, node: ast.AST) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        summary = self.callee_summary(node)
+        return summary is not None and summary.returns is not None
 
     def _call_operation(self, call: ast.Call, state: State) -> None:
         func = call.func

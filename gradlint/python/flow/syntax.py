@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional
+from dataclasses import dataclass
+from typing import FrozenSet, Iterator, List, Optional, Tuple
 
 from gradlint.python.outline import Outline, dotted_name
 
@@ -80,3 +81,34 @@ def contains(outer: ast.AST, inner: ast.AST) -> bool:
     """Whether `inner` starts within `outer`'s source range."""
     start = (inner.lineno, inner.col_offset)
     return (outer.lineno, outer.col_offset) <= start < (outer.end_lineno, outer.end_col_offset)
+
+
+@dataclass(frozen=True)
+class ExpressionFacts:
+    """An expression's parts that can be sinks, in the order they run (lambdas left out)."""
+
+    names: FrozenSet[str]  # every name it reads
+    operations: Tuple[ast.AST, ...]  # calls and `*`/`@` operations, outermost first
+    fills: Tuple[ast.Call, ...]  # `x.append(v)` and the like: a container takes a value
+
+
+def expression_facts(expression: ast.AST) -> ExpressionFacts:
+    from gradlint.python.flow.knowledge import CONTAINER_FILL_METHODS
+
+    names, operations, fills = set(), [], []
+    stack = [expression]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+            continue
+        if isinstance(node, ast.Call):
+            operations.append(node)
+            if isinstance(node.func, ast.Attribute) and node.func.attr in CONTAINER_FILL_METHODS:
+                fills.append(node)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.MatMult)):
+            operations.append(node)
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return ExpressionFacts(frozenset(names), tuple(operations), tuple(fills))

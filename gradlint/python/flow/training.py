@@ -9,17 +9,20 @@ from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, qualified_
 from gradlint.python.outline import Outline
 
 
-def training_scopes(outline: Outline) -> frozenset:
-    """The function definitions (and the module) that hold a training call."""
-    found = set()
-    stack = [(outline.module, outline.module)]
+def trains(outline: Outline, scope: ast.AST) -> bool:
+    """Whether a function definition (or the module) holds a training call of its own: in
+    its body, lambdas and classes included, nested functions left to themselves."""
+    stack = list(ast.iter_child_nodes(scope))
     while stack:
-        node, scope = stack.pop()
+        node = stack.pop()
+        if isinstance(node, FUNCTION_DEFINITIONS):
+            stack.extend(node.decorator_list)  # decorators and defaults run in the outer scope
+            stack.extend(node.args.defaults)
+            continue
         if isinstance(node, ast.Call) and is_training_call(node, outline):
-            found.add(scope)
-        inner = node if isinstance(node, FUNCTION_DEFINITIONS) else scope
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
-    return frozenset(found)
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def is_training_call(call: ast.Call, outline: Outline) -> bool:
