@@ -71,7 +71,7 @@ class Corpus:
     def run(self, *extra, gradlint=None):
         argv = [sys.executable, RUNNER, "--manifest", str(self.manifest), "--triage", str(self.triage),
                 "--mirror", str(self.mirror), "--corpus", str(self.corpus),
-                "--gradlint", gradlint or f"{sys.executable} -m gradlint", *extra]
+                "--gradlint", gradlint or f"{sys.executable} -m gradlint", "--no-migrations", *extra]
         return subprocess.run(argv, capture_output=True, text=True, timeout=300)
 
 

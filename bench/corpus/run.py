@@ -16,8 +16,8 @@ one. Every finding is then looked up in triage.tsv by (repo, commit, path, line,
 
 Exit status: 0 nothing changed, 1 NEW, LOST or crashes, 2 a bad manifest or triage file.
 Findings triaged `untriaged` (written by --update-triage) are counted, never failed on: fill
-in their verdicts. A `migrations.py` beside this file, when present, adds its section: its
-`section(options, repos)` prints and returns how many problems it found.
+in their verdicts. Then migrations.py's section runs (GL101's fix against the migrations
+upstream made); a site file missing under <corpus>/migrations fails the run.
 
 Other scripts import `load_manifest`, `materialize` and `run_gradlint` from here.
 """
@@ -27,7 +27,7 @@ import argparse
 import collections
 import csv
 import hashlib
-import importlib.util
+import importlib
 import json
 import os
 import re
@@ -330,15 +330,19 @@ def _precision_table(verdicts: Dict[str, Counter[str]]) -> List[str]:
     return lines
 
 
-def _extra_sections(options, repos: List[Repo]) -> int:
-    """The migration-sites section (bench/corpus/migrations.py), when someone has written it."""
+def _migration_section(options) -> int:
+    """GL101's fix against upstream's migrations (migrations.py beside this file, when present):
+    the problems are the site files missing under <corpus>/migrations."""
     path = os.path.join(HERE, "migrations.py")
-    if not os.path.exists(path):
+    if options.no_migrations or not os.path.exists(path):
         return 0
-    spec = importlib.util.spec_from_file_location("corpus_migrations", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return int(module.section(options, repos) or 0)
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    module = importlib.import_module("migrations")
+    summary = module.run_migration_sites(root=os.path.join(options.corpus, "migrations"))
+    print()
+    module.report(summary)
+    return summary.figures["missing"]
 
 
 def parse_args(argv: Optional[Sequence[str]] = None):
@@ -352,6 +356,7 @@ def parse_args(argv: Optional[Sequence[str]] = None):
     parser.add_argument("--gradlint", help="the command to run (default: gradlint on PATH)")
     parser.add_argument("--update-triage", action="store_true",
                         help="append NEW findings to the triage with verdict `untriaged`")
+    parser.add_argument("--no-migrations", action="store_true", help="skip the migration-sites section")
     parser.add_argument("--json", metavar="FILE", help="also write the summary to FILE as JSON")
     return parser.parse_args(argv)
 
@@ -416,7 +421,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"appended {len(comparison.new)} finding(s) to {options.triage} as untriaged")
     print()
     print("\n".join(_precision_table(comparison.verdicts)))
-    problems = _extra_sections(options, repos)
+    problems = _migration_section(options)
     print(f"\n{len(repos)} repositories, {len(found)} findings: {len(comparison.new)} new, "
           f"{len(comparison.lost)} lost, {len(comparison.gone)} gone, {crashed} with crashes")
     if options.json:
