@@ -19,6 +19,7 @@ KNOWN_ERRORS = (
     "Inference tensors do not track version counter",
     "does not support the context manager protocol",
     "element 0 of tensors does not require grad and does not have a grad_fn",
+    "Can't call numpy() on Tensor that requires grad",
 )
 
 

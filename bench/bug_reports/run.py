@@ -212,14 +212,14 @@ def totals(rows: Sequence[dict]) -> dict:
 
 
 def print_measurement(result: dict) -> None:
-    print(f"{'program':48} {'rule':6} {'split':8} outcome")
+    print(f"{'program':52} {'rule':6} {'split':8} outcome")
     for row in result["programs"]:
         split = "held-out" if row["held_out"] else "dev"
-        print(f"{row['id']:48} {row['rule']:6} {split:8} {row['outcome']}")
+        print(f"{row['id']:52} {row['rule']:6} {split:8} {row['outcome']}")
         for finding in row["other_findings"]:
-            print(f"{'':64} other finding: {finding}")
+            print(f"{'':68} other finding: {finding}")
         for finding in row["false_findings_on_ok"]:
-            print(f"{'':64} FALSE finding on _ok: {finding}")
+            print(f"{'':68} FALSE finding on _ok: {finding}")
     print()
     print(f"{'':14} {'programs':>8} {'right line':>10} {'elsewhere':>9} {'missed':>6} {'_ok with false findings':>24}")
     for key, t in result["totals"].items():
@@ -274,10 +274,11 @@ def check_raises(program: Program, done: subprocess.CompletedProcess) -> List[st
 
 
 def confirm(programs: Sequence[Program]) -> int:
-    failures = 0
+    failures = confirmed = skipped = 0
     for program, ok in pairs(programs):
         if program.lang != "python":
-            print(f"{program.id:48} skipped ({program.lang}: not built by --confirm)")
+            print(f"{program.id:52} skipped ({program.lang}: not built by --confirm)")
+            skipped += 1
             continue
         problems = check_raises(program, execute(program))
         if ok is None:
@@ -287,9 +288,11 @@ def confirm(programs: Sequence[Program]) -> int:
             if done.returncode != 0:
                 problems.append(f"{ok.id} does not run clean: {final_error(done.stderr)[:160]}")
         failures += bool(problems)
-        print(f"{program.id:48} {'confirmed' if not problems else 'NOT confirmed'}")
+        confirmed += not problems
+        print(f"{program.id:52} {'confirmed' if not problems else 'NOT confirmed'}")
         for problem in problems:
-            print(f"{'':50}{problem}")
+            print(f"{'':54}{problem}")
+    print(f"{confirmed} confirmed, {failures} not confirmed, {skipped} skipped")
     return 1 if failures else 0
 
 
