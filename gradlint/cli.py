@@ -15,17 +15,16 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 import click
 
 from gradlint import __version__
-from gradlint.config import ConfigError, discover as discover_config, load as load_config
+from gradlint.config import ConfigError
 from gradlint.discovery import DiscoveryError, discover_lazily, split_path
 from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, reporters
 from gradlint.reporters.progress import with_progress
 from gradlint.reporters.text import location
-from gradlint.runner import DEFAULT_CACHE_DIR, defer_import, run_files
-from gradlint.settings import (
-    DEFAULT_EXCLUDES, SelectionError, Settings, expand_per_file_ignores, resolve_layers,
-)
+from gradlint.nearest_config import CACHE_DIR_VARIABLE, CommandLine, SettingsResolver
+from gradlint.runner import BESIDE_CONFIGURATION, DEFAULT_CACHE_DIR, defer_import, run_files
+from gradlint.settings import SelectionError, Settings
 
 USAGE_ERROR = 2
 
@@ -54,7 +53,18 @@ def shared_options(function):
         _codes_option("--extend-select", "Codes or prefixes to enable on top of the selection."),
         _codes_option("--ignore", "Codes or prefixes to disable."),
         click.option("--config", "config_path", type=click.Path(dir_okay=False),
-                     help="Configuration file (default: nearest pyproject.toml with [tool.gradlint])."),
+                     help="One configuration file for every file (default: each file's nearest "
+                          ".gradlint.toml, gradlint.toml or pyproject.toml with [tool.gradlint])."),
+        click.option("--isolated", is_flag=True, help="Read no configuration file."),
+        click.option("--exclude", "exclude", multiple=True, metavar="PATTERNS",
+                     help="Glob patterns to skip, replacing the configured and default ones (comma-separated)."),
+        click.option("--extend-exclude", "extend_exclude", multiple=True, metavar="PATTERNS",
+                     help="Glob patterns to skip on top of the others (comma-separated)."),
+        click.option("--respect-gitignore/--no-respect-gitignore", "respect_gitignore", default=None,
+                     help="Skip what .gitignore files exclude (default: yes)."),
+        click.option("--show-settings", is_flag=True,
+                     help="Print the settings of the first path (or .) and the file they came from, then exit."),
+        click.option("--show-files", is_flag=True, help="Print the files that would be checked, then exit."),
         click.option("--output-format", default="text", show_default=True, metavar="FORMAT",
                      help="Output format: " + ", ".join(reporters()) + "."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
@@ -73,7 +83,8 @@ def shared_options(function):
                      help="Worker processes (default: the number of cores; small runs use one)."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
         click.option("--cache-dir", type=click.Path(file_okay=False),
-                     help=f"Where to keep the result cache (default: {DEFAULT_CACHE_DIR} beside the configuration)."),
+                     help=f"Where to keep the result cache (default: ${CACHE_DIR_VARIABLE}, else {DEFAULT_CACHE_DIR} "
+                          "beside each configuration)."),
         click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
                      show_default=True, help="Colour the output (auto honours NO_COLOR and non-terminals)."),
     ]
@@ -82,32 +93,48 @@ def shared_options(function):
     return function
 
 
-def build_settings(paths: Sequence[str], options: dict) -> Settings:
-    try:
-        file_config = load_config(options["config_path"]) if options["config_path"] else discover_config(paths)
-    except ConfigError as error:
-        raise GradlintError(str(error)) from None
-    values = file_config.values
-    file_layer = (values.get("select"), values.get("extend-select", []), values.get("ignore", []))
-    command_line_layer = (_split_codes(options["select"]) or None, _split_codes(options["extend_select"]),
-                          _split_codes(options["ignore"]))
-    try:
-        enabled = resolve_layers([file_layer, command_line_layer])
-        per_file_ignores = expand_per_file_ignores(values.get("per-file-ignores", {}))
-    except SelectionError as error:
-        raise GradlintError(str(error)) from None
-    unsafe_fixes = options["unsafe_fixes"]
-    if unsafe_fixes is None:
-        unsafe_fixes = bool(values.get("unsafe-fixes", False))
-    return Settings(
-        enabled=enabled,
-        exclude=tuple(values.get("exclude", DEFAULT_EXCLUDES)),
-        extend_exclude=tuple(values.get("extend-exclude", ())),
-        per_file_ignores=per_file_ignores,
-        unsafe_fixes=unsafe_fixes,
-        root=file_config.root,
-        respect_gitignore=bool(values.get("respect-gitignore", True)),
+def command_line_from(options: dict) -> CommandLine:
+    return CommandLine(
+        select=tuple(_split_codes(options["select"])) or None,
+        extend_select=tuple(_split_codes(options["extend_select"])),
+        ignore=tuple(_split_codes(options["ignore"])),
+        exclude=tuple(_split_codes(options.get("exclude", ()))) or None,
+        extend_exclude=tuple(_split_codes(options.get("extend_exclude", ()))),
+        respect_gitignore=options.get("respect_gitignore"),
+        unsafe_fixes=options["unsafe_fixes"],
+        config_path=options["config_path"],
+        isolated=bool(options.get("isolated")),
     )
+
+
+class _ConfigurationErrors:
+    """A broken configuration file or an unknown code, met whenever a file governed by it
+    comes up: one line on stderr, exit 2."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if isinstance(error, (ConfigError, SelectionError)):
+            raise GradlintError(str(error)) from None
+        return False
+
+
+def build_resolver(paths: Sequence[str], options: dict) -> SettingsResolver:
+    """Each file's settings; the paths named are resolved now, so that a broken
+    configuration of theirs is reported before anything runs."""
+    with _ConfigurationErrors():
+        resolver = SettingsResolver(command_line_from(options))
+        for path in paths or ["."]:
+            resolver.for_folder(path if os.path.isdir(path) else split_path(path)[0])
+    return resolver
+
+
+def build_settings(paths: Sequence[str], options: dict) -> Settings:
+    """The settings of the first path (or the working folder)."""
+    first = (paths or ["."])[0]
+    resolver = build_resolver([first], options)
+    return resolver.for_folder(first if os.path.isdir(first) else split_path(first)[0])
 
 
 def _use_color(choice: str) -> bool:
@@ -130,21 +157,23 @@ def _display_paths(paths: Iterable[str]) -> Iterator[str]:
         yield path if relative is None else name if relative == "." else os.path.join(relative, name)
 
 
-def _files(paths: Sequence[str], settings: Settings, force_exclude: bool) -> Tuple[Iterable[str], list]:
+def _files(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool,
+           progress: bool = True) -> Tuple[Iterable[str], list]:
     """The files to check, and the list of skipped paths that fills as they are walked.
     Without a progress display the files come lazily: checking starts while the walk
     goes on."""
     try:
-        found, files = discover_lazily(paths or ["."], settings, force_exclude)
+        found, files = discover_lazily(paths or ["."], resolver, force_exclude)
     except DiscoveryError as error:
         raise GradlintError(str(error)) from None
     shown = _display_paths(files)
     context = click.get_current_context(silent=True)
     quiet = bool(context and context.params.get("quiet"))
-    if quiet or not sys.stderr.isatty():
+    if not progress or quiet or not sys.stderr.isatty():
         return shown, found.skipped
     verb = "Fixing" if context and context.info_name == "fix" else "Checking"
-    return with_progress(list(shown), verb, quiet), found.skipped
+    with _ConfigurationErrors():
+        return with_progress(list(shown), verb, quiet), found.skipped
 
 
 def _report(result: RunResult, options: dict, statistics_out=None) -> None:
@@ -275,22 +304,70 @@ def _guarded(function):
     return wrapper
 
 
+def _stdin_report(options: dict, resolver: SettingsResolver):
+    name = options["stdin_filename"]
+    with _ConfigurationErrors():
+        settings = resolver.for_path(name)
+    language, source = _stdin_source(name)
+    return name, settings, language, source
+
+
+def _show_and_exit(paths, resolver: SettingsResolver, options: dict) -> None:
+    """--show-settings and --show-files: what a run would use, then exit 0."""
+    if options["show_settings"]:
+        first = (paths or ["."])[0]
+        with _ConfigurationErrors():
+            settings = resolver.for_folder(first if os.path.isdir(first) else split_path(first)[0])
+        click.echo(settings_text(first, settings), nl=False)
+    if options["show_files"]:
+        files, skipped = _files(paths, resolver, options["force_exclude"], progress=False)
+        with _ConfigurationErrors():
+            for path in files:
+                click.echo(path)
+        for path, reason in skipped:
+            click.echo(f"gradlint: warning: {path}: skipped: {reason}", err=True)
+    sys.exit(0)
+
+
+def settings_text(path: str, settings: Settings) -> str:
+    lines = [
+        f"path: {path}",
+        f"configuration: {settings.config_path or '(none: defaults)'}",
+        f"root: {settings.root}",
+        f"select: {', '.join(sorted(settings.enabled))}",
+        f"exclude: {', '.join(settings.exclude)}",
+        f"extend-exclude: {', '.join(settings.extend_exclude)}",
+        f"respect-gitignore: {str(settings.respect_gitignore).lower()}",
+        f"unsafe-fixes: {str(settings.unsafe_fixes).lower()}",
+        "per-file-ignores: " + "; ".join(f"{pattern} = {', '.join(sorted(codes))}"
+                                          for pattern, codes in settings.per_file_ignores),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 @main.command()
 @shared_options
 @_guarded
 def check(paths, **options) -> None:
     """Report misused grad-mode guards in PATHS (default: the current folder)."""
     _validate_format(options)
-    settings = build_settings(paths, options)
-    linter = Linter(settings, verbose=options["verbose"])
+    resolver = build_resolver(paths, options)
+    if options["show_settings"] or options["show_files"]:
+        _show_and_exit(paths, resolver, options)
     if options["stdin_filename"]:
-        name = options["stdin_filename"]
-        language, source = _stdin_source(name)
-        report = FileReport(name, linter.check_text(source.text, name, language))
+        name, settings, language, source = _stdin_report(options, resolver)
+        report = FileReport(name, Linter(settings, verbose=options["verbose"]).check_text(source.text, name, language))
         _finish(RunResult([report], "check", settings.unsafe_fixes), options)
-    files, skipped = _files(paths, settings, options["force_exclude"])
-    outcome = _run(files, settings, options, "check")
-    _finish(RunResult(outcome.reports, "check", settings.unsafe_fixes), options, skipped, outcome.file_count)
+    files, skipped = _files(paths, resolver, options["force_exclude"])
+    outcome = _run(files, resolver, options, "check")
+    _finish(RunResult(outcome.reports, "check", _unsafe_fixes(resolver, paths)), options, skipped,
+            outcome.file_count)
+
+
+def _unsafe_fixes(resolver: SettingsResolver, paths) -> bool:
+    """Whether the summary counts unsafe fixes as applicable: as the first path's settings say."""
+    first = (paths or ["."])[0]
+    return resolver.for_folder(first if os.path.isdir(first) else split_path(first)[0]).unsafe_fixes
 
 
 @main.command()
@@ -300,12 +377,12 @@ def check(paths, **options) -> None:
 def fix(paths, diff, **options) -> None:
     """Apply fixes to PATHS (safe ones; unsafe ones too with --unsafe-fixes)."""
     _validate_format(options)
-    settings = build_settings(paths, options)
-    linter = Linter(settings, verbose=options["verbose"])
+    resolver = build_resolver(paths, options)
+    if options["show_settings"] or options["show_files"]:
+        _show_and_exit(paths, resolver, options)
     if options["stdin_filename"]:
-        name = options["stdin_filename"]
-        language, source = _stdin_source(name)
-        outcome = linter.fix_text(source.text, name, language)
+        name, settings, language, source = _stdin_report(options, resolver)
+        outcome = Linter(settings, verbose=options["verbose"]).fix_text(source.text, name, language)
         if diff:
             _print_diff(name, source.file_text(source.text), source.file_text(outcome.text))
             sys.exit(1 if outcome.text != source.text else 0)
@@ -314,8 +391,8 @@ def fix(paths, diff, **options) -> None:
         for finding in outcome.findings:
             click.echo(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}", err=True)
         sys.exit(1 if outcome.findings and not options["exit_zero"] else 0)
-    files, skipped = _files(paths, settings, options["force_exclude"])
-    outcome = _run(files, settings, options, "fix", write=not diff)
+    files, skipped = _files(paths, resolver, options["force_exclude"])
+    outcome = _run(files, resolver, options, "fix", write=not diff)
     reports = outcome.reports
     if diff:
         changed = [report for report in reports if report.changed]
@@ -329,15 +406,16 @@ def fix(paths, diff, **options) -> None:
             click.echo(f"Would fix {count} finding{'s' if count != 1 else ''} in {len(changed)} "
                        f"file{'s' if len(changed) != 1 else ''}.", err=True)
         sys.exit(2 if any(report.error for report in reports) else (1 if changed else 0))
-    _finish(RunResult(reports, "fix", settings.unsafe_fixes), options, skipped, outcome.file_count)
+    _finish(RunResult(reports, "fix", _unsafe_fixes(resolver, paths)), options, skipped, outcome.file_count)
 
 
-def _run(files, settings: Settings, options: dict, mode: str, write: bool = True):
+def _run(files, resolver: SettingsResolver, options: dict, mode: str, write: bool = True):
     cache_dir = None
     if not options["no_cache"]:
-        cache_dir = options["cache_dir"] or os.path.join(settings.root, DEFAULT_CACHE_DIR)
-    outcome = run_files(files, settings, mode, write=write, jobs=options["jobs"], cache_dir=cache_dir,
-                        verbose=options["verbose"])
+        cache_dir = options["cache_dir"] or os.environ.get(CACHE_DIR_VARIABLE) or BESIDE_CONFIGURATION
+    with _ConfigurationErrors():
+        outcome = run_files(files, resolver, mode, write=write, jobs=options["jobs"], cache_dir=cache_dir,
+                            verbose=options["verbose"])
     if outcome.cache_error:
         click.echo(f"gradlint: warning: {outcome.cache_error}", err=True)
     return outcome

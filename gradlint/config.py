@@ -1,4 +1,8 @@
-"""`[tool.gradlint]` in pyproject.toml: found, parsed and validated strictly.
+"""gradlint's configuration files: found, parsed and validated strictly.
+
+A configuration is `[tool.gradlint]` in a `pyproject.toml`, or the top level of a
+`gradlint.toml` / `.gradlint.toml`; the nearest one to each checked file governs it.
+`extend = "PATH"` (relative to the file) inherits another configuration first.
 
 Every mistake (invalid TOML, an unknown key, a wrong type, an unknown rule code) is a
 ConfigError whose message names the file and the key; the CLI turns it into exit 2.
@@ -8,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -40,14 +44,21 @@ _SCHEMA = {
     "per-file-ignores": (_per_file_ignores, "a table of glob = [rule codes]"),
     "unsafe-fixes": (lambda value: isinstance(value, bool), "true or false"),
     "respect-gitignore": (lambda value: isinstance(value, bool), "true or false"),
+    "extend": (lambda value: isinstance(value, str), "the path of another configuration file"),
 }
 _CODE_KEYS = ("select", "extend-select", "ignore")
+
+
+# The names a configuration file may have, in the order they win within one folder.
+CONFIG_FILE_NAMES = (".gradlint.toml", "gradlint.toml", "pyproject.toml")
 
 
 @dataclass(frozen=True)
 class FileConfig:
     path: Optional[str]  # None when no configuration file was found
-    values: Dict[str, Any]
+    values: Dict[str, Any]  # merged over what `extend` inherits
+    # The (select, extend-select, ignore) of each file, the inherited ones first.
+    selection_layers: Tuple[Tuple[Optional[List[str]], List[str], List[str]], ...] = ()
 
     @property
     def root(self) -> str:
@@ -55,6 +66,35 @@ class FileConfig:
 
 
 def load(path: str, required_table: bool = False) -> FileConfig:
+    """The configuration in `path`, with what its `extend` chain inherits merged under it."""
+    return _load_extending(os.path.abspath(path), required_table, ())
+
+
+def _load_extending(path: str, required_table: bool, extending: Tuple[str, ...]) -> FileConfig:
+    own = _load_one(path, required_table)
+    layer = (own.get("select"), own.get("extend-select", []), own.get("ignore", []))
+    base_path = own.get("extend")
+    if base_path is None:
+        return FileConfig(path, own, (layer,))
+    base_path = os.path.normpath(os.path.join(os.path.dirname(path), base_path))
+    if base_path in extending + (path,):
+        chain = " -> ".join(extending + (path, base_path))
+        raise ConfigError(f"{path}: [tool.gradlint] extend makes a cycle: {chain}")
+    base = _load_extending(base_path, False, extending + (path,))
+    return FileConfig(path, _merged(base.values, own), base.selection_layers + (layer,))
+
+
+def _merged(base: Dict[str, Any], own: Dict[str, Any]) -> Dict[str, Any]:
+    """The extending file's keys win; `extend-exclude` and `per-file-ignores` add up."""
+    merged = dict(base)
+    merged.update(own)
+    merged["extend-exclude"] = list(base.get("extend-exclude", [])) + list(own.get("extend-exclude", []))
+    merged["per-file-ignores"] = {**base.get("per-file-ignores", {}), **own.get("per-file-ignores", {})}
+    merged.pop("extend", None)
+    return merged
+
+
+def _load_one(path: str, required_table: bool) -> Dict[str, Any]:
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
@@ -74,7 +114,7 @@ def load(path: str, required_table: bool = False) -> FileConfig:
         table = document.get("tool", {}).get("gradlint", document)
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.gradlint] must be a table")
-    return FileConfig(path, validate(table, path))
+    return validate(table, path)
 
 
 def _with_line(error: Exception, path: str) -> str:
@@ -127,14 +167,23 @@ def _has_gradlint_table(path: str) -> bool:
     return isinstance(document.get("tool", {}).get("gradlint"), dict)
 
 
+def config_file_in(folder: str) -> Optional[str]:
+    """The configuration file of `folder` itself, or None (a pyproject.toml counts only
+    with a [tool.gradlint] table)."""
+    for name in CONFIG_FILE_NAMES:
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate) and (name != "pyproject.toml" or _has_gradlint_table(candidate)):
+            return candidate
+    return None
+
+
 def discover(paths: Sequence[str]) -> FileConfig:
-    """The nearest pyproject.toml with a [tool.gradlint] table, walking up from the
-    first path (or the working directory)."""
+    """The nearest configuration to the first path (or the working directory)."""
     start = os.path.abspath(paths[0] if paths else os.getcwd())
     folder = start if os.path.isdir(start) else os.path.dirname(start)
     while True:
-        candidate = os.path.join(folder, "pyproject.toml")
-        if os.path.isfile(candidate) and _has_gradlint_table(candidate):
+        candidate = config_file_in(folder)
+        if candidate is not None:
             return load(candidate)
         parent = os.path.dirname(folder)
         if parent == folder:

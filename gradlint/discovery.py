@@ -194,19 +194,22 @@ def discover_lazily(paths: Sequence[str], settings: Settings,
     return result, _walk(paths, settings, force_exclude, result)
 
 
-def _walk(paths: Sequence[str], settings: Settings, force_exclude: bool, result: Discovered) -> Iterator[str]:
+def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovered) -> Iterator[str]:
+    """`settings`: one Settings, or a SettingsResolver: each entry is then judged by the
+    settings of the folder it sits in (its nearest configuration)."""
     _relative_folder.cache_clear()  # relative folders depend on the working directory
-    gitignore = _GitIgnore() if settings.respect_gitignore else None
-    root = settings.root
-    seen = set()
+    gitignore = _GitIgnore()
 
     def is_excluded(path: str, is_dir: bool) -> bool:
-        return _excluded(path, settings, root) or (gitignore is not None and gitignore.ignored(path, is_dir))
+        folder_settings = settings.for_path(path)
+        return (_excluded(path, folder_settings, folder_settings.root)
+                or (folder_settings.respect_gitignore and gitignore.ignored(path, is_dir)))
 
-    def is_excluded_file(folder: str, name: str, path: str) -> bool:
-        return (_excluded_in(folder, name, settings, root)
-                or (gitignore is not None and gitignore.ignored(path, False)))
+    def is_excluded_file(folder: str, name: str, path: str, folder_settings: Settings) -> bool:
+        return (_excluded_in(folder, name, folder_settings, folder_settings.root)
+                or (folder_settings.respect_gitignore and gitignore.ignored(path, False)))
 
+    seen = set()
     real_folders: Dict[str, str] = {}
 
     def is_new(path: str, maybe_link: bool = True, folder_and_name: Optional[Tuple[str, str]] = None) -> bool:
@@ -230,12 +233,13 @@ def _walk(paths: Sequence[str], settings: Settings, force_exclude: bool, result:
             if force_exclude and is_excluded(given, True):
                 continue
             for folder, files in _walk_folders(given, lambda path: is_excluded(path, True)):
+                folder_settings = settings.for_folder(folder)
                 for entry in files:
                     name = entry.name
                     if language_for(name) is None:
                         continue
                     path = os.path.join(folder, name)
-                    if is_excluded_file(folder, name, path):
+                    if is_excluded_file(folder, name, path, folder_settings):
                         continue
                     # A plain file, as the folder listing says: no system call to ask again.
                     plain = _is_plain_file(entry)

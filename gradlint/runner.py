@@ -1,6 +1,7 @@
 """Running many files: a content-hash result cache, a process pool, a deterministic order.
 
-Each file is read once, hashed, and looked up in the cache; only misses are linted. The
+Each file is read once, hashed, and looked up in the cache; only misses are linted. Each
+file has the settings of its nearest configuration, so a run may meet several; the
 cache is one index per effective configuration (gradlint's version and code, the rule
 selection, per-file ignores, unsafe fixes), mapping each file's absolute path to the hash
 of the bytes that were checked and what was found in them, so a changed file replaces
@@ -31,6 +32,8 @@ from gradlint.settings import Settings
 from gradlint.source import SourceError, read_bytes, read_bytes_and_status
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
+# run_files(cache_dir=BESIDE_CONFIGURATION): each configuration's cache in its own folder.
+BESIDE_CONFIGURATION = "<beside each configuration>"
 # Below this many files a pool costs more (start-up, pickling) than it saves.
 POOL_MIN_FILES = 48
 # A run of fewer files is linted in this process for this long before a pool starts for
@@ -252,12 +255,14 @@ class ResultCache:
 class _Job:
     """What every worker needs; inherited by forked workers, pickled for spawned ones."""
 
-    settings: Settings
+    settings: object  # a Settings, or a SettingsResolver: `for_path(path)` gives a file's settings
     verbose: bool
     mode: str  # "check" or "fix"
     write: bool
-    cache_entries: Optional[Dict[bytes, object]]
-    linter: Optional[Linter] = field(default=None, repr=False)
+    cache_dir: Optional[str]  # None: no cache; BESIDE_CONFIGURATION: each configuration's folder
+    looks_up: bool = True  # False in workers: they hash files for the cache but look nothing up
+    caches: Dict[Settings, ResultCache] = field(default_factory=dict, repr=False)  # opened as met
+    linters: Dict[Settings, Linter] = field(default_factory=dict, repr=False)
     absolute_folders: Dict[str, str] = field(default_factory=dict, repr=False)
 
     def key(self, path: str) -> bytes:
@@ -268,9 +273,33 @@ class _Job:
             absolute = self.absolute_folders[folder] = os.path.abspath(folder or ".")
         return path_key(os.path.join(absolute, name))
 
+    def cache_for(self, settings: Settings) -> Optional[ResultCache]:
+        """The index of this file's configuration (the main process only)."""
+        if self.cache_dir is None or not self.looks_up:
+            return None
+        cache = self.caches.get(settings)
+        if cache is None:
+            directory = self.cache_dir
+            if directory == BESIDE_CONFIGURATION:
+                directory = os.path.join(settings.root, DEFAULT_CACHE_DIR)
+            cache = self.caches[settings] = ResultCache(directory, settings)
+        return cache
+
+    def linter_for(self, settings: Settings) -> Linter:
+        linter = self.linters.get(settings)
+        if linter is None:
+            linter = self.linters[settings] = Linter(settings, verbose=self.verbose)
+        return linter
+
+    def save_caches(self) -> Optional[str]:
+        errors = [error for error in (cache.save() for cache in self.caches.values()) if error]
+        return errors[0] if errors else None
+
     def cached(self, path: str) -> Optional[FileReport]:
         """The report the cache holds for the file as it is now; None: lint it."""
-        entry = self.cache_entries.get(self.key(path)) if self.cache_entries is not None else None
+        settings = self.settings.for_path(path)
+        cache = self.cache_for(settings)
+        entry = cache.entries.get(self.key(path)) if cache is not None else None
         if entry is None:
             return None
         digest, encoded_findings, stamp = _unpack_entry(entry)
@@ -283,25 +312,24 @@ class _Job:
                 return None
         findings = [_decode_finding(path, data) for data in encoded_findings]
         if self.mode == "fix" and any(
-                f.fix is not None and f.fix.is_applicable(self.settings.unsafe_fixes) for f in findings):
+                f.fix is not None and f.fix.is_applicable(settings.unsafe_fixes) for f in findings):
             return None
         return FileReport(path, findings)
 
     def lint(self, path: str) -> Tuple[FileReport, Optional[Tuple[bytes, tuple]]]:
         """The report, and the cache entry to store (None: nothing to cache)."""
-        if self.linter is None:
-            self.linter = Linter(self.settings, verbose=self.verbose)
+        linter = self.linter_for(self.settings.for_path(path))
         try:
             raw, status = read_bytes_and_status(path)  # the status before the read: a later change moves it
         except SourceError as error:
             return FileReport(path, error=f"{path}: cannot read: {error}"), None
         stamp = _settled_stamp(status)
         # The hash of the bytes linted here, not of those the lookup read: they may differ.
-        digest = content_hash(raw) if self.cache_entries is not None else None
+        digest = content_hash(raw) if self.cache_dir is not None else None
         if self.mode == "check":
-            report = self.linter.check_path(path, raw=raw)
+            report = linter.check_path(path, raw=raw)
         else:
-            report = self.linter.fix_path(path, write=self.write, raw=raw)
+            report = linter.fix_path(path, write=self.write, raw=raw)
         if digest is None or report.error is not None or report.notes:
             return report, None
         if report.changed:
@@ -368,7 +396,7 @@ def _worth_keeping(report: FileReport) -> bool:
     return bool(report.findings or report.error or report.notes or report.applied_fixes or report.changed)
 
 
-def run_files(files: Iterable[str], settings: Settings, mode: str = "check", write: bool = True,
+def run_files(files: Iterable[str], settings, mode: str = "check", write: bool = True,
               jobs: Optional[int] = None, cache_dir: Optional[str] = DEFAULT_CACHE_DIR,
               verbose: bool = False) -> RunOutcome:
     """Check (or fix) `files`; `cache_dir=None` disables the cache, `jobs=1` the pool.
@@ -377,12 +405,12 @@ def run_files(files: Iterable[str], settings: Settings, mode: str = "check", wri
     as it comes (a warm run needs no pool and no linter at all), and once a run has many
     files to lint its pool starts on them while the walk goes on; results are taken in
     input order as they arrive, so memory holds only the files in flight. A sequence (the
-    progress display) is iterated as the results are taken."""
-    cache = ResultCache(cache_dir, settings) if cache_dir is not None else None
-    job = _Job(settings, verbose, mode, write, cache.entries if cache is not None else None)
+    progress display) is iterated as the results are taken. `settings`: one Settings for
+    every file, or a SettingsResolver giving each file those of its nearest configuration."""
+    job = _Job(settings, verbose, mode, write, cache_dir)
     jobs = default_jobs() if jobs is None else jobs
     sequence = files if isinstance(files, collections.abc.Sequence) else None
-    taken = _Taken(job, cache, iter(sequence) if sequence is not None else None)
+    taken = _Taken(job, iter(sequence) if sequence is not None else None)
     waiting: Deque[Tuple[str, Optional[FileReport]]] = collections.deque()  # in input order; None: to lint
     pool: Optional[_Pool] = None
     try:
@@ -418,16 +446,14 @@ def run_files(files: Iterable[str], settings: Settings, mode: str = "check", wri
     finally:
         if pool is not None:
             pool.close()
-    cache_error = cache.save() if cache is not None else None
-    return RunOutcome(taken.reports, taken.count, cache_error)
+    return RunOutcome(taken.reports, taken.count, job.save_caches())
 
 
 class _Taken:
     """The results taken so far, in input order: reports worth showing, cache entries."""
 
-    def __init__(self, job: _Job, cache: Optional[ResultCache], shown: Optional[Iterator[str]]) -> None:
+    def __init__(self, job: _Job, shown: Optional[Iterator[str]]) -> None:
         self.job = job
-        self.cache = cache
         self.shown = shown  # the progress display, advanced once per file taken
         self.reports: List[FileReport] = []
         self.count = 0
@@ -443,7 +469,7 @@ class _Taken:
         """One file just linted: (its report, or None when clean; its cache entry or None)."""
         report, entry = result
         if entry is not None:
-            self.cache.store(self.job.key(path), *entry)
+            self.job.cache_for(self.job.settings.for_path(path)).store(self.job.key(path), *entry)
         self._keep(report)
 
     def _keep(self, report: Optional[FileReport]) -> None:
@@ -477,7 +503,7 @@ class _Pool:
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
         context = multiprocessing.get_context(method)
         # Workers look nothing up: they need to know only whether to hash for the cache.
-        worker_job = replace(job, cache_entries=None if job.cache_entries is None else {})
+        worker_job = replace(job, looks_up=False, caches={}, linters={})
         self._pool = context.Pool(jobs, initializer=_init_worker, initargs=(worker_job,))
         self._pending: Deque[object] = collections.deque()  # one result per batch, in order
         self._batch: List[str] = []

@@ -67,6 +67,14 @@ class Settings:
     unsafe_fixes: bool = False
     root: str = field(default_factory=os.getcwd)
     respect_gitignore: bool = True
+    config_path: Optional[str] = None  # the file these came from (None: defaults)
+
+    # One Settings serves every file: the same calls a SettingsResolver answers per file.
+    def for_path(self, path: str) -> "Settings":
+        return self
+
+    def for_folder(self, folder: str) -> "Settings":
+        return self
 
     def enabled_for(self, path: str) -> FrozenSet[str]:
         if not self.per_file_ignores:
