@@ -81,3 +81,27 @@ def test_hooks_report_then_fix_with_real_pre_commit(repository):
     again = _try_repo(repository, "gradlint", "model.py")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Passed" in again.stdout
+
+
+def test_a_monorepo_hook_run_gives_each_file_its_own_configuration(tmp_path):
+    """pre-commit names files from every project at once: the first one's configuration
+    must not decide for the others (it did: the hook passed while `gradlint check
+    b_app/model.py` failed)."""
+    work = tmp_path / "work"
+    for app in ("a_app", "b_app"):
+        (work / app).mkdir(parents=True)
+        (work / app / "model.py").write_text(BAD_PYTHON, encoding="utf-8")
+    (work / "a_app" / "pyproject.toml").write_text('[tool.gradlint]\nignore = ["GL402"]\n', encoding="utf-8")
+    (work / "b_app" / "gradlint.toml").write_text('select = ["GL4"]\n', encoding="utf-8")
+    _git("init", "-q", cwd=work)
+    _git("add", ".", cwd=work)
+
+    everything = _try_repo(work, "gradlint")
+    output = everything.stdout + everything.stderr
+    assert everything.returncode == 1, output
+    assert "b_app/model.py:5:10: GL402" in output
+    assert "a_app/model.py" not in output
+
+    only_a = _try_repo(work, "gradlint", "a_app/model.py")
+    assert only_a.returncode == 0, only_a.stdout + only_a.stderr
+    assert "Passed" in only_a.stdout
