@@ -46,12 +46,18 @@ def repository(tmp_path):
     return work
 
 
-def _try_repo(work, hook, *files):
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory):
+    """One home for the module: pre-commit installs the hook's environment once."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def _try_repo(work, hook, *files, home):
     head = _git("rev-parse", "HEAD", cwd=ROOT).strip()
     committed = _git("ls-tree", "--name-only", head, cwd=ROOT).split()
     assert ".pre-commit-hooks.yaml" in committed, "commit .pre-commit-hooks.yaml: try-repo reads HEAD"
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(PRE_COMMIT_HOME=str(work.parent / "pre-commit-home"), PRE_COMMIT_COLOR="never",
+    env.update(PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never",
                PIP_DISABLE_PIP_VERSION_CHECK="1")
     selection = ["--files", *files] if files else ["--all-files"]
     return subprocess.run(
@@ -60,8 +66,8 @@ def _try_repo(work, hook, *files):
     )
 
 
-def test_hooks_report_then_fix_with_real_pre_commit(repository):
-    checked = _try_repo(repository, "gradlint")
+def test_hooks_report_then_fix_with_real_pre_commit(repository, pre_commit_home):
+    checked = _try_repo(repository, "gradlint", home=pre_commit_home)
     output = checked.stdout + checked.stderr
     assert checked.returncode == 1, output
     assert "model.py:5:10: GL402" in output
@@ -70,7 +76,7 @@ def test_hooks_report_then_fix_with_real_pre_commit(repository):
     assert "eval.ipynb:cell 1:2:6: GL402" in output
     assert "README.txt" not in output  # not a file type the hook takes
 
-    fixed = _try_repo(repository, "gradlint-fix")
+    fixed = _try_repo(repository, "gradlint-fix", home=pre_commit_home)
     output = fixed.stdout + fixed.stderr
     assert fixed.returncode == 1, output  # files changed
     assert "files were modified by this hook" in output
@@ -78,12 +84,12 @@ def test_hooks_report_then_fix_with_real_pre_commit(repository):
         "with torch.no_grad:", "with torch.no_grad():")
     assert "with torch.inference_mode():" in (repository / "eval.ipynb").read_text(encoding="utf-8")
 
-    again = _try_repo(repository, "gradlint", "model.py")
+    again = _try_repo(repository, "gradlint", "model.py", home=pre_commit_home)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Passed" in again.stdout
 
 
-def test_a_monorepo_hook_run_gives_each_file_its_own_configuration(tmp_path):
+def test_a_monorepo_hook_run_gives_each_file_its_own_configuration(tmp_path, pre_commit_home):
     """pre-commit names files from every project at once: the first one's configuration
     must not decide for the others (it did: the hook passed while `gradlint check
     b_app/model.py` failed)."""
@@ -96,12 +102,12 @@ def test_a_monorepo_hook_run_gives_each_file_its_own_configuration(tmp_path):
     _git("init", "-q", cwd=work)
     _git("add", ".", cwd=work)
 
-    everything = _try_repo(work, "gradlint")
+    everything = _try_repo(work, "gradlint", home=pre_commit_home)
     output = everything.stdout + everything.stderr
     assert everything.returncode == 1, output
     assert "b_app/model.py:5:10: GL402" in output
     assert "a_app/model.py" not in output
 
-    only_a = _try_repo(work, "gradlint", "a_app/model.py")
+    only_a = _try_repo(work, "gradlint", "a_app/model.py", home=pre_commit_home)
     assert only_a.returncode == 0, only_a.stdout + only_a.stderr
     assert "Passed" in only_a.stdout
