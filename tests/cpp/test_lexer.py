@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import re
-import time
 
 from hypothesis import given, settings, strategies as st
 
+from gradlint.cpp import lexer as lexer_module
 from gradlint.cpp.lexer import lex
 
 
@@ -120,20 +120,73 @@ def test_token_soup_keeps_code_outside_literals(pieces):
         assert char == text[index] or char == " "
 
 
-def _seconds(function, argument) -> float:
-    best = float("inf")
-    for _ in range(5):
-        started = time.perf_counter()
-        function(argument)
-        best = min(best, time.perf_counter() - started)
-    return best
+class _Work:
+    """Counts the characters the lexer examines: each regex search or match from where it
+    starts to where it stops, each `find`, slice and index into the text."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def pattern(self, real: "re.Pattern[str]"):
+        work = self
+
+        class Counting:
+            def search(self, text, pos=0, endpos=None):
+                end = len(text) if endpos is None else endpos
+                found = real.search(text, pos, end)
+                work.steps += (found.end() if found else end) - pos + 1
+                return found
+
+            def match(self, text, pos=0, endpos=None):
+                found = real.match(text, pos, len(text) if endpos is None else endpos)
+                work.steps += (found.end() - pos if found else 0) + 1
+                return found
+
+            def sub(self, replacement, text):
+                work.steps += len(text) + 1
+                return real.sub(replacement, text)
+
+        return Counting()
+
+    def text(self, value: str) -> str:
+        work = self
+
+        class CountingText(str):
+            def find(self, sub, start=0, end=None):
+                found = str.find(self, sub, start, len(self) if end is None else end)
+                work.steps += (found if found >= 0 else len(self)) - start + 1
+                return found
+
+            def __getitem__(self, key):
+                result = str.__getitem__(self, key)
+                work.steps += max(1, len(result))
+                return result
+
+        return CountingText(value)
 
 
-def test_pathological_inputs_scale_linearly():
-    # Quadratic behaviour would make 8x the input cost 64x the time; linear costs 8x, and
-    # the bound leaves room for a loaded machine.
-    for unit in ['"', "'", "/*", "R\"(", "#\\\n", "//\\\n", "1'", "a\\\n", "#/**/\\\n", "#/*\n*/"]:
-        small = unit * (50_000 // len(unit))
-        large = unit * (400_000 // len(unit))
-        ratio = _seconds(lex, large) / max(_seconds(lex, small), 1e-6)
-        assert ratio < 32, (unit, ratio)
+def _steps(monkeypatch, text: str) -> int:
+    work = _Work()
+    for name in dir(lexer_module):
+        value = getattr(lexer_module, name)
+        if isinstance(value, re.Pattern):
+            monkeypatch.setattr(lexer_module, name, work.pattern(value))
+    try:
+        lexed = lex(work.text(text))
+    finally:
+        monkeypatch.undo()
+    assert len(lexed.code) == len(text)
+    return work.steps
+
+
+def test_pathological_inputs_take_work_in_proportion_to_their_size(monkeypatch):
+    # The characters examined, counted: a linear scan examines each a bounded number of
+    # times, so 8x the input is about 8x the work; one that scans back or again would
+    # grow with the square (64x).
+    for unit in ['"', "'", "/*", "R\"(", "#\\\n", "//\\\n", "1'", "a\\\n", "#/**/\\\n", "#/*\n*/",
+                 "a = b; // c\n", "#if x\n", '"x" "y"', "u8R\"d(x)d\""]:
+        small = unit * (5_000 // len(unit))
+        large = unit * (40_000 // len(unit))
+        small_steps, large_steps = _steps(monkeypatch, small), _steps(monkeypatch, large)
+        assert large_steps / small_steps < 10, (unit, small_steps, large_steps)
+        assert small_steps < 40 * len(small), (unit, small_steps)
