@@ -68,7 +68,12 @@ def shared_options(function):
         click.option("--output-format", default="text", show_default=True, metavar="FORMAT",
                      help="Output format: " + ", ".join(reporters()) + "."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
-        click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them."),
+        click.option("--exit-non-zero-on-fix", is_flag=True,
+                     help="Exit 1 when a fix was applied, even if no findings remain."),
+        click.option("--output-file", "-o", type=click.Path(dir_okay=False), metavar="FILE",
+                     help="Write the findings to FILE instead of stdout."),
+        click.option("--statistics", is_flag=True,
+                     help="Count findings per rule instead of listing them (JSON with --output-format json)."),
         click.option("--stdin-filename", metavar="NAME",
                      help="Read the source from stdin, as if it were the file NAME."),
         click.option("--force-exclude", is_flag=True,
@@ -176,7 +181,19 @@ def _files(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool
         return with_progress(list(shown), verb, quiet), found.skipped
 
 
-def _report(result: RunResult, options: dict, statistics_out=None) -> None:
+def _report(result: RunResult, options: dict) -> None:
+    output_file = options.get("output_file")
+    if not output_file:
+        _render(result, options, sys.stdout, _use_color(options["color"]))
+        return
+    try:
+        with open(output_file, "w", encoding="utf-8", newline="") as stream:
+            _render(result, options, stream, options["color"] == "always")
+    except OSError as error:
+        raise GradlintError(f"{output_file}: cannot write the output file: {error.strerror or error}") from None
+
+
+def _render(result: RunResult, options: dict, stream, color: bool) -> None:
     format_name = options["output_format"]
     sources = {}
     if options["show_source"]:
@@ -185,13 +202,12 @@ def _report(result: RunResult, options: dict, statistics_out=None) -> None:
             if text is not None:
                 sources[report.path] = text
     reporter_options = ReporterOptions(
-        color=_use_color(options["color"]), show_source=options["show_source"],
-        show_fixes=options["show_fixes"], sources=sources,
+        color=color, show_source=options["show_source"], show_fixes=options["show_fixes"], sources=sources,
     )
     if options["statistics"]:
-        _print_statistics(result, reporter_options)
+        _print_statistics(result, format_name, stream)
     else:
-        reporters()[format_name](sys.stdout, reporter_options).render(result)
+        reporters()[format_name](stream, reporter_options).render(result)
 
 
 def _read_text(path: str) -> Optional[str]:
@@ -203,15 +219,23 @@ def _read_text(path: str) -> Optional[str]:
         return None
 
 
-def _print_statistics(result: RunResult, reporter_options: ReporterOptions) -> None:
+def _print_statistics(result: RunResult, format_name: str, stream) -> None:
+    """Findings per rule, most first: JSON for the JSON formats, a table for the others."""
     counts = Counter((finding.code, finding.name) for finding in result.findings)
     fixable = Counter(
         finding.code for finding in result.findings
         if finding.fix is not None and finding.fix.is_applicable(result.unsafe_fixes)
     )
-    for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        marker = " [*]" if fixable[code] else ""
-        click.echo(f"{count:>5}\t{code}\t[{name}]{marker}")
+    rows = [{"code": code, "name": name, "count": count, "fixable": fixable[code]}
+            for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    if format_name == "json":
+        stream.write(json.dumps(rows, indent=2) + "\n")
+    elif format_name == "json-lines":
+        stream.writelines(json.dumps(row) + "\n" for row in rows)
+    else:
+        for row in rows:
+            marker = " [*]" if row["fixable"] else ""
+            stream.write(f"{row['count']:>5}\t{row['code']}\t[{row['name']}]{marker}\n")
 
 
 def _summary(result: RunResult, skipped, quiet: bool, file_count: Optional[int] = None) -> None:
@@ -273,6 +297,8 @@ def _finish(result: RunResult, options: dict, skipped=(), file_count: Optional[i
     _report(result, options)
     _summary(result, skipped, options["quiet"], file_count)
     code = exit_code(result.reports)
+    if options.get("exit_non_zero_on_fix") and result.applied_fixes and code == 0:
+        code = 1
     if options["exit_zero"] and code == 1:
         code = 0
     sys.exit(code)
@@ -347,9 +373,14 @@ def settings_text(path: str, settings: Settings) -> str:
 
 @main.command()
 @shared_options
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes, as `gradlint fix` does.")
+@click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
 @_guarded
-def check(paths, **options) -> None:
+def check(paths, apply_fixes, diff, **options) -> None:
     """Report misused grad-mode guards in PATHS (default: the current folder)."""
+    if apply_fixes or diff:
+        _fix(paths, diff, options)
+        return
     _validate_format(options)
     resolver = build_resolver(paths, options)
     if options["show_settings"] or options["show_files"]:
@@ -376,6 +407,10 @@ def _unsafe_fixes(resolver: SettingsResolver, paths) -> bool:
 @_guarded
 def fix(paths, diff, **options) -> None:
     """Apply fixes to PATHS (safe ones; unsafe ones too with --unsafe-fixes)."""
+    _fix(paths, diff, options)
+
+
+def _fix(paths, diff: bool, options: dict) -> None:
     _validate_format(options)
     resolver = build_resolver(paths, options)
     if options["show_settings"] or options["show_files"]:
@@ -390,7 +425,8 @@ def fix(paths, diff, **options) -> None:
         sys.stdout.flush()
         for finding in outcome.findings:
             click.echo(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}", err=True)
-        sys.exit(1 if outcome.findings and not options["exit_zero"] else 0)
+        failed = outcome.findings or (options["exit_non_zero_on_fix"] and outcome.applied)
+        sys.exit(1 if failed and not options["exit_zero"] else 0)
     files, skipped = _files(paths, resolver, options["force_exclude"])
     outcome = _run(files, resolver, options, "fix", write=not diff)
     reports = outcome.reports

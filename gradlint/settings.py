@@ -13,15 +13,24 @@ class SelectionError(ValueError):
     pass
 
 
-def expand_selector(selector: str) -> FrozenSet[str]:
-    """`ALL`, a full code, or a code prefix such as `GL4` -> the codes it names."""
+def selector_prefix(selector: str) -> str:
+    """A selector as the code prefix it stands for: `GL4` and `GL4*` both mean `GL4`,
+    `ALL` means every code (the empty prefix). The one syntax of --select, `ignore`,
+    per-file ignores and suppression comments."""
     selector = selector.strip().upper()
-    codes = all_rules()
     if selector == "ALL":
-        return frozenset(codes)
-    matched = frozenset(code for code in codes if code.startswith(selector))
-    if not matched or not selector.startswith("GL"):
-        raise SelectionError(f"unknown rule code or prefix {selector!r}")
+        return ""
+    return selector[:-1] if selector.endswith("*") else selector
+
+
+def expand_selector(selector: str) -> FrozenSet[str]:
+    """`ALL`, a full code, or a code prefix such as `GL4` (or `GL4*`) -> the codes it names."""
+    prefix = selector_prefix(selector)
+    codes = all_rules()
+    matched = frozenset(code for code in codes if code.startswith(prefix))
+    if not matched or not selector.strip() or not (prefix.startswith("GL") or prefix == ""):
+        raise SelectionError(f"unknown rule code or prefix {selector.strip()!r} "
+                             "(a code such as GL402, a prefix such as GL4 or GL4*, or ALL)")
     return matched
 
 
