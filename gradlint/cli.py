@@ -492,6 +492,11 @@ def rule(code, show_all, output_format) -> None:
         click.echo("\n".join(rule_markdown(rule) for rule in selected), nl=False)
 
 
+def run_server() -> None:
+    """`gradlint-server`: `gradlint server` for editors whose client takes a bare command."""
+    main(["server"])
+
+
 @main.command()
 def server() -> None:
     """Run the Language Server on stdin/stdout (needs `pip install 'gradlint[lsp]'`)."""

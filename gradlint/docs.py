@@ -5,16 +5,34 @@
 """
 from __future__ import annotations
 
+import re
 from typing import Dict
 
 from gradlint.rule import all_rules
+
+# Where the measured torch behaviour lives, from the repository's root; rules cite its
+# sections as "torch-semantics §N" (anchor `sN`).
+SEMANTICS_DOCUMENT = "docs/torch-semantics.md"
+_CITATION = re.compile(r"§(\d+[a-z]?)\b")
+
+
+def link_citations(text: str, document: str = SEMANTICS_DOCUMENT) -> str:
+    """Each `§N` in `text` as a Markdown link to section N of the torch-semantics document
+    (`document`: its path from where the Markdown is read)."""
+    return _CITATION.sub(lambda match: f"[§{match.group(1)}]({document}#s{match.group(1)})", text)
+
+
+def cited_sections(text: str) -> set:
+    return set(_CITATION.findall(text))
 
 
 def fix_label(rule) -> str:
     return rule.fix_safety.value if rule.fix_safety is not None else "none"
 
 
-def rule_markdown(rule, heading: str = "#") -> str:
+def rule_markdown(rule, heading: str = "#", semantics: str = SEMANTICS_DOCUMENT) -> str:
+    """The rule's documentation as Markdown; `semantics`: the torch-semantics document's
+    path from where it is read (the repository's root by default)."""
     docs = rule.docs()
     lines = [f"{heading} {rule.code} `{rule.name}`", "", docs.summary, ""]
     lines.append(
@@ -30,15 +48,16 @@ def rule_markdown(rule, heading: str = "#") -> str:
                      "(README, Expected errors).")
         lines.append("")
     for title, body in docs.sections:
-        lines += [f"{heading}# {title}", "", body, ""]
+        lines += [f"{heading}# {title}", "", link_citations(body, semantics), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def rule_table() -> str:
+def rule_table(page: str = "docs/rules.md") -> str:
+    """The table of rules, each code linking to its section of `page` ("" within the page)."""
     lines = ["| code | name | languages | default | fix | summary |", "|---|---|---|---|---|---|"]
     for code, rule in all_rules().items():
         lines.append(
-            f"| [{code}](docs/rules.md#{code.lower()}-{rule.name}) | `{rule.name}` | {', '.join(rule.languages()) or 'any'} "
+            f"| [{code}]({page}#{code.lower()}-{rule.name}) | `{rule.name}` | {', '.join(rule.languages()) or 'any'} "
             f"| {'on' if rule.default_enabled else 'off'} | {fix_label(rule)} | {rule.summary} |"
         )
     return "\n".join(lines) + "\n"
@@ -50,10 +69,13 @@ def rules_page() -> str:
         "",
         "Generated from the rules' own documentation by `python -m gradlint.docs`; do not edit by hand.",
         "",
-        rule_table(),
+        "What rules say about PyTorch was measured: [torch-semantics](torch-semantics.md) "
+        "holds each fact and how it was measured.",
+        "",
+        rule_table(page=""),
     ]
     for rule in all_rules().values():
-        parts.append(rule_markdown(rule, heading="##"))
+        parts.append(rule_markdown(rule, heading="##", semantics="torch-semantics.md"))
     return "\n".join(parts)
 
 

@@ -28,8 +28,10 @@ SOURCE = "gradlint"
 CHANGE_DEBOUNCE_SECONDS = 0.2  # typing pauses shorter than this are not checked
 FIX_ALL_KIND = "source.fixAll.gradlint"
 # Buffers without a usable file name (untitled) are read by their editor language.
+# VS Code's language identifiers, and Neovim's filetypes (`cuda`, `objcpp`).
 _NAME_FOR_LANGUAGE_ID = {"python": "untitled.py", "cpp": "untitled.cpp", "cuda-cpp": "untitled.cu",
-                         "c": "untitled.h", "objective-cpp": "untitled.mm"}
+                         "cuda": "untitled.cu", "c": "untitled.h", "objective-cpp": "untitled.mm",
+                         "objcpp": "untitled.mm"}
 _SEVERITIES = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,

@@ -8,7 +8,6 @@ from gradlint import __version__
 from gradlint.reporters import Reporter, RunResult, stable_fingerprints
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://example.invalid/gradlint"  # the Homepage in pyproject.toml
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
@@ -104,7 +103,6 @@ class SarifReporter(Reporter):
                     "name": "gradlint",
                     "version": __version__,
                     "semanticVersion": __version__,
-                    "informationUri": INFORMATION_URI,
                     "rules": [_rule_descriptor(code) for code in codes],
                 }},
                 "invocations": [invocation],

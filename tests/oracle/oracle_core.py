@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-# The messages measured in ../shared/torch-semantics.md (torch 2.13.0), quoted verbatim.
+# The messages measured in docs/torch-semantics.md (torch 2.13.0), quoted verbatim.
 # A fixture may name one by its key in `oracle: raises RuntimeError: E_INPLACE`.
 MESSAGES: Dict[str, str] = {
     "E_INPLACE": (

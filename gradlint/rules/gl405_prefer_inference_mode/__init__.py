@@ -123,7 +123,7 @@ class PreferInferenceMode(Rule):
 
     ## References
     - torch-semantics §1 and §7a (what inference tensors forbid), §7c (InferenceMode cannot be
-      re-enabled by `AutoGradMode(true)`), §8 (custom Functions), table C (advice)
+      re-enabled by `AutoGradMode(true)`), §8 (custom Functions), §9 (advice)
     - `bench/inference_mode_speedup.py` (the measured ratios above)
     """
 
