@@ -106,6 +106,17 @@ def cell_positions(text: str, lines: LineIndex) -> Optional[CellPosition]:
     return locate
 
 
+def place(text: str, lines: LineIndex, offset: int) -> str:
+    """An offset of a program as a message names it: `line 12` in a Python file, and the
+    cell and the line within it (`cell 3, line 2`) in a notebook's program, whose own line
+    numbers a user never sees."""
+    locate = cell_positions(text, lines) if "\ue000 cell " in text else None
+    if locate is None:
+        return f"line {lines.position(offset).line}"
+    cell, position = locate(offset)
+    return f"cell {cell + 1}, line {position.line}"
+
+
 @dataclass(frozen=True)
 class NotebookSource(DecodedSource):
     notebook: Optional[Notebook] = None

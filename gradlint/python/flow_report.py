@@ -29,14 +29,14 @@ def is_what(taint: Taint) -> str:
 def origin_of(outline, taint: Taint) -> str:
     """Where the value was made, for a message: `made under `torch.inference_mode()` (line 12)`."""
     if taint.via_call is not None:
-        return f"returned by `{snippet(outline, taint.via_call.func)}()` (line {taint.via_call.lineno})"
+        return f"returned by `{snippet(outline, taint.via_call.func)}()` ({outline.place_of(taint.via_call)})"
     where = taint.binding or taint.origin
     if taint.region is not None:
         guard = snippet(outline, taint.region.guard.node)
         if taint.region.is_decorator:
-            return f"made in `{taint.region.owner.name}()`, decorated with `@{guard}` (line {where.lineno})"
-        return f"made under `{guard}` (line {where.lineno})"
-    return f"made under inference mode (line {where.lineno})"
+            return f"made in `{taint.region.owner.name}()`, decorated with `@{guard}` ({outline.place_of(where)})"
+        return f"made under `{guard}` ({outline.place_of(where)})"
+    return f"made under inference mode ({outline.place_of(where)})"
 
 
 def passed_through(outline, event: FlowEvent) -> str:
@@ -44,7 +44,7 @@ def passed_through(outline, event: FlowEvent) -> str:
     if event.call is None or event.inner is None:
         return ""
     return (f", passed to `{snippet(outline, event.call.func)}()`, which does "
-            f"`{snippet(outline, event.inner)}` (line {event.inner.lineno})")
+            f"`{snippet(outline, event.inner)}` ({outline.place_of(event.inner)})")
 
 
 def clone_fix(outline, flow, taint: Taint, where: ast.AST) -> Optional[Fix]:

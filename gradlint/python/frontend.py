@@ -132,8 +132,15 @@ class PythonFile:
         )
 
     def line_of(self, node) -> int:
-        """The 1-based line `node` starts on (for messages that point elsewhere)."""
+        """The 1-based line `node` starts on."""
         return self._lines.position(self.span(node)[0]).line
+
+    def place_of(self, node) -> str:
+        """Where `node` starts, for a message that points elsewhere: `line 12`, or in a
+        notebook the line a user sees, `cell 3, line 2`."""
+        from gradlint.notebook.frontend import place  # the notebook front end builds on this one
+
+        return place(self.text, self._lines, self.span(node)[0])
 
     def indentation_of(self, node) -> str:
         """The whitespace before `node` on its first line (a statement's indentation)."""

@@ -124,6 +124,12 @@ class Outline:
     def diagnostic(self, node: ast.AST, message: str) -> Diagnostic:
         return Diagnostic(*self.span(node), message)
 
+    def place_of(self, node: ast.AST) -> str:
+        """`line 12`, or in a notebook `cell 3, line 2` (see `PythonFile.place_of`)."""
+        from gradlint.notebook.frontend import place
+
+        return place(self.text, self._lines, self.span(node)[0])
+
     @cached_property
     def _bindings(self) -> Dict[str, Set[str]]:
         """Local name -> every qualified name an import binds it to, wherever the import is."""

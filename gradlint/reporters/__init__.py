@@ -62,6 +62,28 @@ def stable_fingerprints(findings: List[Finding]) -> List[str]:
     return fingerprints
 
 
+class NotebookFiles:
+    """For formats that point into the file: a notebook finding's place in the `.ipynb`
+    JSON text (each notebook read once), or None when the file cannot be read (stdin)."""
+
+    def __init__(self) -> None:
+        self._files: Dict[str, object] = {}
+
+    def span(self, finding: Finding):
+        if finding.cell is None:
+            return None
+        from gradlint.notebook.file_positions import file_span, read_notebook_file
+
+        if finding.path not in self._files:
+            self._files[finding.path] = read_notebook_file(finding.path)
+        return file_span(self._files[finding.path], finding)
+
+
+def cell_place(finding: Finding) -> str:
+    """Where a notebook finding is, as Jupyter shows it: `cell 3, line 2, column 5`."""
+    return f"cell {finding.cell + 1}, line {finding.start.line}, column {finding.start.column}"
+
+
 @functools.lru_cache(maxsize=1)
 def reporters() -> Dict[str, type]:
     found = {}

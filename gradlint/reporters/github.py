@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from gradlint.reporters import Reporter, RunResult
+from gradlint.reporters import NotebookFiles, Reporter, RunResult, cell_place
 
 _LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -22,19 +22,22 @@ class GithubReporter(Reporter):
     format_name = "github"
 
     def render(self, result: RunResult) -> None:
+        notebooks = NotebookFiles()
         for finding in result.findings:
             level = _LEVELS[finding.severity.value]
             properties = [("file", finding.path)]
             message = finding.message
-            if finding.cell is None:
+            start, end = finding.start, finding.end
+            if finding.cell is not None:
+                # GitHub shows the file's JSON text: point at the line holding the source
+                # line, and say where it is in the notebook.
+                message = f"{cell_place(finding)}: {message}"
+                start, end = notebooks.span(finding) or (None, None)
+            if start is not None:
                 properties += [
-                    ("line", str(finding.start.line)), ("col", str(finding.start.column)),
-                    ("endLine", str(finding.end.line)), ("endColumn", str(finding.end.column)),
+                    ("line", str(start.line)), ("col", str(start.column)),
+                    ("endLine", str(end.line)), ("endColumn", str(end.column)),
                 ]
-            else:
-                # Lines within a notebook cell are not lines of the file GitHub shows.
-                message = (f"cell {finding.cell + 1}, line {finding.start.line}, "
-                           f"column {finding.start.column}: {message}")
             properties.append(("title", f"{finding.code} [{finding.name}]"))
             rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
             self.stream.write(f"::{level} {rendered}::{escape_data(message)}\n")

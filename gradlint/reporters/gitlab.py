@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from gradlint.reporters import Reporter, RunResult, stable_fingerprints
+from gradlint.reporters import NotebookFiles, Reporter, RunResult, cell_place, stable_fingerprints
 
 # GitLab's scale: info, minor, major, critical, blocker.
 _SEVERITIES = {"error": "major", "warning": "minor", "info": "info"}
@@ -16,10 +16,13 @@ class GitlabReporter(Reporter):
     def render(self, result: RunResult) -> None:
         issues = []
         findings = result.findings
+        notebooks = NotebookFiles()
         for finding, fingerprint in zip(findings, stable_fingerprints(findings)):
             description = finding.message
-            if finding.cell is not None:
-                description = f"cell {finding.cell + 1}: {description}"
+            start, end = finding.start, finding.end
+            if finding.cell is not None:  # positions in the file's JSON text, as GitLab shows it
+                description = f"{cell_place(finding)}: {description}"
+                start, end = notebooks.span(finding) or (start, end)
             issues.append({
                 "type": "issue",
                 "check_name": f"{finding.code} {finding.name}",
@@ -30,8 +33,8 @@ class GitlabReporter(Reporter):
                 "location": {
                     "path": finding.path.replace("\\", "/"),
                     "positions": {
-                        "begin": {"line": finding.start.line, "column": finding.start.column},
-                        "end": {"line": finding.end.line, "column": finding.end.column},
+                        "begin": {"line": start.line, "column": start.column},
+                        "end": {"line": end.line, "column": end.column},
                     },
                 },
             })

@@ -5,7 +5,7 @@ import os
 from typing import Dict, List
 
 from gradlint import __version__
-from gradlint.reporters import Reporter, RunResult, stable_fingerprints
+from gradlint.reporters import NotebookFiles, Reporter, RunResult, stable_fingerprints
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -55,8 +55,14 @@ class SarifReporter(Reporter):
         codes = sorted({finding.code for finding in findings})
         rule_index: Dict[str, int] = {code: index for index, code in enumerate(codes)}
         results: List[dict] = []
+        notebooks = NotebookFiles()
         for finding, fingerprint in zip(findings, stable_fingerprints(findings)):
             location = artifact_location(finding.path)
+            start, end = finding.start, finding.end
+            if finding.cell is not None:
+                # The region is in the file's JSON text, as viewers show it; the cell
+                # position goes in the properties.
+                start, end = notebooks.span(finding) or (start, end)
             entry = {
                 "ruleId": finding.code,
                 "ruleIndex": rule_index[finding.code],
@@ -65,15 +71,17 @@ class SarifReporter(Reporter):
                 "locations": [{"physicalLocation": {
                     "artifactLocation": location,
                     "region": {
-                        "startLine": finding.start.line, "startColumn": finding.start.column,
-                        "endLine": finding.end.line, "endColumn": finding.end.column,
+                        "startLine": start.line, "startColumn": start.column,
+                        "endLine": end.line, "endColumn": end.column,
                     },
                 }}],
                 "partialFingerprints": {"gradlint/v1": fingerprint},
             }
             if finding.cell is not None:
-                # Notebook positions are within the code cell, not the file's JSON text.
-                entry["properties"] = {"cell": finding.cell}
+                entry["properties"] = {
+                    "cell": finding.cell, "cellNumber": finding.cell + 1,
+                    "lineInCell": finding.start.line, "columnInCell": finding.start.column,
+                }
             elif finding.fix is not None and finding.fix.is_applicable(result.unsafe_fixes):
                 entry["fixes"] = [{
                     "description": {"text": f"{finding.fix.title} ({finding.fix.safety.value} fix)"},

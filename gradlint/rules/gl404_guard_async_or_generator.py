@@ -101,7 +101,7 @@ class GuardAsyncOrGenerator(Rule):
             yield file.diagnostic(
                 item.item,
                 f"`{file.code_for(guard.node)}` stays on while the generator `{function.name.value}` is suspended "
-                f"at `yield` (line {file.line_of(yielding)}): the caller's code runs under it "
+                f"at `yield` ({file.place_of(yielding)}): the caller's code runs under it "
                 f"(torch-semantics §2); decorate the generator with `@{file.code_for(guard.node)}` instead",
                 _to_decorator(file, function, statement, guard),
             )

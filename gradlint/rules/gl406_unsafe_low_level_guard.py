@@ -82,7 +82,7 @@ def _findings(outline, first_only: bool = False):
                 return
             node, snippet = update
             yield call, (
-                f"`{low_level}` around an in-place update (`{_short(outline, snippet)}`, line {node.lineno}): "
+                f"`{low_level}` around an in-place update (`{_short(outline, snippet)}`, {outline.place_of(node)}): "
                 f"the version counter is not bumped, so backward can silently compute a wrong gradient "
                 f"(torch-semantics §5); use `torch.no_grad()`")
     for call, _, _ in outline.calls_in_statements(ast.Expr):

@@ -87,7 +87,7 @@ class SetGradEnabledAsScope(Rule):
                           Safety.UNSAFE, f"Use `with {file.code_for(call)}:`")
         return Diagnostic(
             start, end,
-            f"`{file.code_for(call)}` is undone by hand at line {file.line_of(reset_call)}: if anything in "
+            f"`{file.code_for(call)}` is undone by hand at {file.place_of(reset_call)}: if anything in "
             f"between raises or returns, grad mode stays off for the code that runs next (torch-semantics §2); "
             f"use `with {file.code_for(call)}:`",
             fix,

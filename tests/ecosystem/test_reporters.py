@@ -58,7 +58,7 @@ def test_json_and_sarif_carry_the_notebook_cell():
     assert json.loads(render("json", [report]))[0]["cell"] == 2
     assert json.loads(render("json-lines", [report]))["cell"] == 2
     result = json.loads(render("sarif", [report]))["runs"][0]["results"][0]
-    assert result["properties"] == {"cell": 2}
+    assert result["properties"] == {"cell": 2, "cellNumber": 3, "lineInCell": 3, "columnInCell": 5}
     assert "cell 3, line 3, column 5" in render("github", [report])
 
 
