@@ -375,13 +375,17 @@ def settings_text(path: str, settings: Settings) -> str:
 @shared_options
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes, as `gradlint fix` does.")
 @click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
+@click.option("--add-noqa", is_flag=True,
+              help="Add a suppression comment (# noqa: / // NOLINT()) for every finding, then exit.")
 @_guarded
-def check(paths, apply_fixes, diff, **options) -> None:
+def check(paths, apply_fixes, diff, add_noqa, **options) -> None:
     """Report misused grad-mode guards in PATHS (default: the current folder)."""
     if apply_fixes or diff:
         _fix(paths, diff, options)
         return
     _validate_format(options)
+    if add_noqa:
+        _add_noqa(paths, options)
     resolver = build_resolver(paths, options)
     if options["show_settings"] or options["show_files"]:
         _show_and_exit(paths, resolver, options)
@@ -393,6 +397,31 @@ def check(paths, apply_fixes, diff, **options) -> None:
     outcome = _run(files, resolver, options, "check")
     _finish(RunResult(outcome.reports, "check", _unsafe_fixes(resolver, paths)), options, skipped,
             outcome.file_count)
+
+
+def _add_noqa(paths, options: dict) -> None:
+    """Suppress every current finding in place; exit 0, or 1 when some file keeps findings."""
+    from gradlint.add_noqa import add_noqa
+
+    resolver = build_resolver(paths, options)
+    files, skipped = _files(paths, resolver, options["force_exclude"], progress=False)
+    added, changed, failed = 0, 0, False
+    linters = {}
+    with _ConfigurationErrors():
+        for path in files:
+            settings = resolver.for_path(path)
+            linter = linters.get(settings) or linters.setdefault(settings, Linter(settings))
+            count, note = add_noqa(path, linter)
+            added, changed = added + count, changed + bool(count)
+            if note:
+                failed = True
+                click.echo(f"gradlint: warning: {note}", err=True)
+    for path, reason in skipped:
+        click.echo(f"gradlint: warning: {path}: skipped: {reason}", err=True)
+    if not options["quiet"]:
+        click.echo(f"Added {added} suppression{'s' if added != 1 else ''} in {changed} "
+                   f"file{'s' if changed != 1 else ''}.", err=True)
+    sys.exit(1 if failed else 0)
 
 
 def _unsafe_fixes(resolver: SettingsResolver, paths) -> bool:

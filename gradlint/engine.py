@@ -14,6 +14,7 @@ from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex
 from gradlint.frontend import FrontEndSyntaxError, Language, language_for
 from gradlint.rule import Rule, TextSearch, all_rules, required_strings
 from gradlint.settings import Settings
+from gradlint.suppression import MAY_NAME_OUR_CODES, UNUSED_SUPPRESSION, unused as unused_suppressions
 from gradlint.source import (
     ConcurrentModification, DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
 )
@@ -78,15 +79,18 @@ class Linter:
         """`decode_error`: `text` is a lossy decoding; report GL001 if any rule would parse it."""
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
         selection = self._selection(language.name, enabled)
+        # GL003 judges the suppression comments once every other rule has reported.
+        audit = UNUSED_SUPPRESSION in enabled and MAY_NAME_OUR_CODES.search(text) is not None
         search = TextSearch(text)
         if selection.gate is not None and not search.has_any(selection.gate):
-            return []  # no rule's first prefilter can match: most files end here
+            # no rule's first prefilter can match: most files end here
+            return self._stamp([], text, path, language, audit) if audit else []
         active = [rule for rule, patterns in selection.rules if all(map(search.matches, patterns))]
         outline = None
         if active and decode_error is None:
             active, outline = self._screened(active, text, language)
         if not active:
-            return []
+            return self._stamp([], text, path, language, audit) if audit else []
         reported: List[Tuple[Rule, Diagnostic]] = []
         # what libcst parses serves the rules that read it: outline-only rules need none of it
         parsing = [rule for rule in active if not rule.reads_outline_only]
@@ -106,14 +110,14 @@ class Linter:
             if code in enabled:
                 end = min(error.offset + 1, len(text))
                 reported.append((self._rules[code], Diagnostic(error.offset, end, error.message)))
-            return self._stamp(reported, text, path, language)
+            return self._stamp(reported, text, path, language, audit)
         for rule in active:
             try:
                 for diagnostic in rule.check(language.name, parsed):
                     reported.append((rule, diagnostic))
             except Exception as error:  # one rule's bug must not stop the others
                 reported.append((self._rules[INTERNAL_ERROR], self._internal_error(rule, path, error)))
-        return self._stamp(_unexpected(reported, language, parsed), text, path, language)
+        return self._stamp(_unexpected(reported, language, parsed), text, path, language, audit)
 
     def _selection(self, language: str, enabled: frozenset) -> "_Selection":
         key = (language, enabled)
@@ -157,8 +161,10 @@ class Linter:
         return Diagnostic(0, 0, message)
 
     def _stamp(self, reported: Sequence[Tuple[Rule, Diagnostic]], text: str, path: str,
-               language: Language) -> List[Finding]:
-        if not reported:
+               language: Language, audit: bool = False) -> List[Finding]:
+        """Findings from what the rules reported, less the suppressed ones; `audit`: then
+        GL003 reports the suppressions that suppressed none of them."""
+        if not reported and not audit:
             return []
         lines = LineIndex(text)
         suppressions = language.suppressions(text, lines)
@@ -173,16 +179,11 @@ class Linter:
             if key in seen:
                 continue
             seen.add(key)
-            end, cell = lines.position(diagnostic.end), None
-            if in_cell is not None:  # a notebook: positions within the cell
-                cell, start = in_cell(diagnostic.start)
-                end = in_cell(diagnostic.end)[1]
-            findings.append(Finding(
-                path=path, code=rule.code, name=rule.name, message=diagnostic.message,
-                severity=rule.severity, start=start, end=end,
-                start_offset=diagnostic.start, end_offset=diagnostic.end, fix=diagnostic.fix,
-                cell=cell,
-            ))
+            findings.append(_finding(path, rule, diagnostic, lines, in_cell))
+        if audit:
+            auditor = self._rules[UNUSED_SUPPRESSION]
+            findings.extend(_finding(path, auditor, diagnostic, lines, in_cell)
+                            for diagnostic in unused_suppressions(suppressions, text))
         findings.sort(key=lambda finding: finding.sort_key)
         return findings
 
@@ -308,6 +309,18 @@ def _unexpected(reported: List[Tuple[Rule, Diagnostic]], language: Language,
                 continue
         kept.append((rule, diagnostic))
     return kept
+
+
+def _finding(path: str, rule: Rule, diagnostic: Diagnostic, lines: LineIndex, in_cell) -> Finding:
+    start, end, cell = lines.position(diagnostic.start), lines.position(diagnostic.end), None
+    if in_cell is not None:  # a notebook: positions within the cell
+        cell, start = in_cell(diagnostic.start)
+        end = in_cell(diagnostic.end)[1]
+    return Finding(
+        path=path, code=rule.code, name=rule.name, message=diagnostic.message,
+        severity=rule.severity, start=start, end=end,
+        start_offset=diagnostic.start, end_offset=diagnostic.end, fix=diagnostic.fix, cell=cell,
+    )
 
 
 def _cell_prefix(finding: Finding) -> str:

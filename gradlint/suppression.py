@@ -1,60 +1,222 @@
-"""Suppression comments: Python `# noqa[: GL123, ...]`, C++ `// NOLINT[(GL123, ...)]`
-on the line and `// NOLINTNEXTLINE[(...)]` on the line above."""
+"""Suppression comments.
+
+- Python: `# noqa[: GL123, ...]` on the line; `# gradlint: noqa[: codes]` anywhere for the
+  whole file.
+- C++: `// NOLINT[(codes)]` on the line, `// NOLINTNEXTLINE[(codes)]` on the line above,
+  `// NOLINTBEGIN[(codes)]` ... `// NOLINTEND[(codes)]` around a block.
+
+A code is written as everywhere else (`settings.selector_prefix`): a code, a prefix (`GL4`,
+`GL4*`) or `ALL`; no code at all means every code. Codes of other tools (`E501`,
+`bugprone-*`) are kept but never match ours. Each comment records which of its codes
+suppressed something, for the unused-suppression rule (GL100).
+"""
 from __future__ import annotations
 
-import fnmatch
 import re
-from typing import Dict, FrozenSet, Optional
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
 
-from gradlint.diagnostics import LineIndex
+from gradlint.diagnostics import Diagnostic, Edit, Fix, LineIndex, Safety
+from gradlint.settings import selector_prefix
 
-_EVERY_CODE: FrozenSet[str] = frozenset({"*"})
+UNUSED_SUPPRESSION = "GL003"
+# Codes the engine reports only when it parses the file, or about itself: a comment naming
+# one of them is never judged unused.
+_NOT_AUDITED = ("GL001", "GL002", "GL003", "GL999")
+# Files without this cannot hold a comment that names one of our codes.
+MAY_NAME_OUR_CODES = re.compile(r"(?:noqa|NOLINT)[^\n]*?(?:GL|ALL)|gradlint:\s*noqa", re.IGNORECASE)
 
+_CODE = r"(?:ALL|[A-Za-z]+[0-9]+\*?)"
 _NOQA = re.compile(
-    r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE
+    rf"#\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.IGNORECASE
 )
-_NOLINT = re.compile(r"//\s*NOLINT(?P<next>NEXTLINE)?(?:\((?P<codes>[^)]*)\))?")
+_FILE_NOQA = re.compile(
+    rf"#\s*gradlint:\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.IGNORECASE
+)
+_NOLINT = re.compile(r"//\s*NOLINT(?P<kind>NEXTLINE|BEGIN|END)?(?:\((?P<codes>[^)]*)\))?")
+_CODE_ITEM = re.compile(r"[^\s,]+")
+
+
+@dataclass
+class Comment:
+    """One suppression comment: where it is, the codes it names (None: every code), and
+    which of them suppressed a finding."""
+
+    start: int  # the comment's offsets in the text
+    end: int
+    line: int
+    codes: Optional[Tuple[Tuple[str, int, int], ...]]  # (code as written, start, end)
+    file_wide: bool = False
+    block: bool = False  # NOLINTBEGIN: its NOLINTEND would be left alone, so no fix
+    used: Set[str] = field(default_factory=set)  # the codes as written that matched
+
+    def matching(self, code: str) -> Optional[str]:
+        """The written code that covers `code` ("" for a comment without codes)."""
+        if self.codes is None:
+            return ""
+        for written, _, _ in self.codes:
+            prefix = selector_prefix(written)
+            if prefix[:2] in ("GL", "") and code.startswith(prefix):
+                return written
+        return None
 
 
 class LineSuppressions:
-    """Which codes are suppressed on which 1-based line."""
+    """Which comments cover which 1-based line (and the whole file)."""
 
-    def __init__(self, by_line: Dict[int, FrozenSet[str]]) -> None:
+    def __init__(self, comments: List[Comment], by_line: Dict[int, List[Comment]]) -> None:
+        self.comments = comments
         self._by_line = by_line
+        self._file_wide = [comment for comment in comments if comment.file_wide]
 
     def __bool__(self) -> bool:
-        return bool(self._by_line)
+        return bool(self.comments)
+
+    def covering(self, line: int) -> List[Comment]:
+        """The line's own comments (the file-wide ones left out)."""
+        return list(self._by_line.get(line, []))
 
     def is_suppressed(self, line: int, code: str) -> bool:
-        patterns = self._by_line.get(line)
-        if not patterns:
-            return False
-        return any(fnmatch.fnmatchcase(code, pattern) for pattern in patterns)
+        suppressed = False
+        for comment in self._file_wide + self._by_line.get(line, []):
+            written = comment.matching(code)
+            if written is not None:
+                comment.used.add(written)
+                suppressed = True
+        return suppressed
 
 
-def _codes(text: Optional[str]) -> FrozenSet[str]:
-    if text is None:
-        return _EVERY_CODE
-    codes = frozenset(code.upper() for code in re.split(r"[\s,]+", text.strip()) if code)
-    return codes or _EVERY_CODE
-
-
-def _merge(by_line: Dict[int, FrozenSet[str]], line: int, codes: FrozenSet[str]) -> None:
-    by_line[line] = by_line.get(line, frozenset()) | codes
+def _codes(text: str, match: "re.Match[str]") -> Optional[Tuple[Tuple[str, int, int], ...]]:
+    if match.group("codes") is None:
+        return None
+    base = match.start("codes")
+    codes = tuple((item.group(0), base + item.start(), base + item.end())
+                  for item in _CODE_ITEM.finditer(match.group("codes")))
+    return codes or None
 
 
 def python_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
-    by_line: Dict[int, FrozenSet[str]] = {}
+    comments: List[Comment] = []
+    by_line: Dict[int, List[Comment]] = {}
     if "noqa" in text or "NOQA" in text.upper():
-        for match in _NOQA.finditer(text):
-            _merge(by_line, lines.position(match.start()).line, _codes(match.group("codes")))
-    return LineSuppressions(by_line)
+        for match in _FILE_NOQA.finditer(text):
+            comments.append(Comment(match.start(), match.end(), lines.position(match.start()).line,
+                                    _codes(text, match), file_wide=True))
+        for match in _NOQA.finditer(text):  # never inside `# gradlint: noqa`: `#` is not followed by noqa
+            line = lines.position(match.start()).line
+            comment = Comment(match.start(), match.end(), line, _codes(text, match))
+            comments.append(comment)
+            by_line.setdefault(line, []).append(comment)
+    return LineSuppressions(comments, by_line)
 
 
 def cpp_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
-    by_line: Dict[int, FrozenSet[str]] = {}
-    if "NOLINT" in text:
-        for match in _NOLINT.finditer(text):
-            line = lines.position(match.start()).line
-            _merge(by_line, line + 1 if match.group("next") else line, _codes(match.group("codes")))
-    return LineSuppressions(by_line)
+    comments: List[Comment] = []
+    by_line: Dict[int, List[Comment]] = {}
+    if "NOLINT" not in text:
+        return LineSuppressions(comments, by_line)
+    open_blocks: List[Comment] = []
+    for match in _NOLINT.finditer(text):
+        line = lines.position(match.start()).line
+        kind = match.group("kind")
+        comment = Comment(match.start(), match.end(), line, _codes(text, match))
+        if kind == "END":
+            # Closes the last block opened with the same codes (or any, for a bare END).
+            written = match.group("codes")
+            for index in range(len(open_blocks) - 1, -1, -1):
+                block = open_blocks[index]
+                if written is None or _same_codes(block, comment):
+                    for covered in range(block.line, line + 1):
+                        by_line.setdefault(covered, []).append(block)
+                    del open_blocks[index]
+                    break
+            continue
+        comments.append(comment)
+        if kind == "BEGIN":
+            comment.block = True
+            open_blocks.append(comment)
+        else:
+            by_line.setdefault(line + 1 if kind == "NEXTLINE" else line, []).append(comment)
+    for block in open_blocks:  # never closed: to the end of the file
+        for covered in range(block.line, lines.line_count + 1):
+            by_line.setdefault(covered, []).append(block)
+    return LineSuppressions(comments, by_line)
+
+
+def _same_codes(first: Comment, second: Comment) -> bool:
+    def names(comment: Comment):
+        return None if comment.codes is None else sorted(code.upper() for code, _, _ in comment.codes)
+
+    return names(first) == names(second)
+
+
+# -- the unused-suppression rule (GL003) ----------------------------------------------------
+
+def unused(suppressions: LineSuppressions, text: str) -> List[Diagnostic]:
+    """A finding for each of our codes (and each codeless `# gradlint: noqa`) that
+    suppressed nothing, with a safe fix that takes it out of the comment, or takes the
+    comment out when nothing else is left in it."""
+    found = []
+    for comment in suppressions.comments:
+        if comment.codes is None:
+            if comment.file_wide and not comment.used:  # ours alone: `# noqa` is shared with other tools
+                found.append(Diagnostic(comment.start, comment.end,
+                                        "`# gradlint: noqa` suppresses nothing: this file has no finding",
+                                        _without_comment(text, comment)))
+            continue
+        ours = [item for item in comment.codes if _audited(item[0])]
+        unused_codes = [item for item in ours if item[0] not in comment.used]
+        for item in unused_codes:
+            remaining = [other for other in comment.codes if other is not item]
+            where = "in this file" if comment.file_wide else "in this block" if comment.block else "on this line"
+            message = f"`{item[0]}` in this suppression comment suppresses nothing: no such finding {where}"
+            fix = None
+            if not comment.block:
+                fix = _without_code(comment, item, remaining) if remaining else _without_comment(text, comment)
+            found.append(Diagnostic(item[1], item[2], message, fix))
+    return found
+
+
+def _audited(written: str) -> bool:
+    """Whether a written code is ours and judged: another tool's code is not, nor one that
+    names only what the engine reports (syntax and internal errors)."""
+    from gradlint.rule import all_rules
+
+    prefix = selector_prefix(written)
+    if prefix and not prefix.startswith("GL"):
+        return False
+    named = [code for code in all_rules() if code.startswith(prefix)]
+    return not named or any(code not in _NOT_AUDITED for code in named)
+
+
+def _without_code(comment: Comment, item, remaining) -> Fix:
+    """Takes one code and the separator beside it out of the comment's list."""
+    codes = list(comment.codes)
+    index = codes.index(item)
+    if index + 1 < len(codes):
+        edit = Edit(item[1], codes[index + 1][1], "")
+    else:
+        edit = Edit(codes[index - 1][2], item[2], "")
+    return Fix((edit,), Safety.SAFE, f"Remove `{item[0]}` from the suppression comment")
+
+
+def _without_comment(text: str, comment: Comment) -> Fix:
+    """Takes the comment out: with the spaces before it; with its whole line when nothing
+    else is on it; leaving `#` or `//` when an explanation follows it."""
+    line_start = text.rfind("\n", 0, comment.start) + 1
+    line_end = len(text)
+    for ending in ("\r\n", "\n", "\r"):
+        found = text.find(ending, comment.end)
+        if found != -1:
+            line_end = min(line_end, found)
+    after = text[comment.end:line_end]
+    before = text[line_start:comment.start]
+    opener = "//" if text.startswith("//", comment.start) else "#"
+    if after.strip():
+        edit = Edit(comment.start, comment.end, opener)
+    elif not before.strip():
+        following = line_end + (2 if text.startswith("\r\n", line_end) else 1 if line_end < len(text) else 0)
+        edit = Edit(line_start, following, "")
+    else:
+        edit = Edit(comment.start - (len(before) - len(before.rstrip())), comment.end, "")
+    return Fix((edit,), Safety.SAFE, "Remove the unused suppression comment")
