@@ -2,7 +2,11 @@
 
 Diagnostics are published on open, change (after a short pause in typing) and save,
 checked in a worker thread so a large file does not stall the server; each applicable fix is a quick fix,
-and "fix all safe" rewrites the document with `gradlint fix`'s result. Findings carry
+so is "suppress GLnnn on this line", and "fix all safe" rewrites the document with `gradlint fix`'s
+result. Hovering a finding shows its rule's documentation. Notebooks come through LSP notebook
+document sync: their code cells are checked as one program, as `gradlint check` reads an `.ipynb`,
+and each cell gets its own diagnostics and quick fixes. `initializationOptions` may carry
+`select`, `extend-select` and `ignore`, applied over each file's configuration. Findings carry
 1-based code-point columns; LSP wants 0-based columns in the negotiated encoding
 (UTF-16 unless the client offers another), so every position is converted here.
 """
@@ -38,8 +42,26 @@ _SEVERITIES = {
     Severity.INFO: types.DiagnosticSeverity.Information,
 }
 
-server = LanguageServer(SOURCE, __version__)
+server = LanguageServer(SOURCE, __version__, notebook_document_sync=types.NotebookDocumentSyncOptions(
+    notebook_selector=[types.NotebookDocumentFilterWithCells(
+        notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")])]))
 _shown_errors = set()  # configuration errors already shown, so edits do not repeat them
+# The client's `initializationOptions`: rule selection over every file's configuration.
+_client_selection = {"select": (), "extend_select": (), "ignore": ()}
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: LanguageServer, params: types.InitializeParams) -> None:
+    options = params.initialization_options
+    if not isinstance(options, dict):
+        return
+    for key, name in (("select", "select"), ("extend-select", "extend_select"), ("extendSelect", "extend_select"),
+                      ("ignore", "ignore")):
+        value = options.get(key)
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list) and all(isinstance(code, str) for code in value):
+            _client_selection[name] = tuple(value)
 
 
 def _settings_for(ls: LanguageServer, path: str):
@@ -47,7 +69,7 @@ def _settings_for(ls: LanguageServer, path: str):
     configuration is shown once per message and the defaults are used meanwhile."""
     from gradlint.cli import GradlintError, build_settings
 
-    options = {"config_path": None, "select": (), "extend_select": (), "ignore": (), "unsafe_fixes": None}
+    options = {"config_path": None, "unsafe_fixes": None, **_client_selection}
     try:
         return build_settings([path], options)
     except GradlintError as error:
@@ -59,9 +81,15 @@ def _settings_for(ls: LanguageServer, path: str):
 
 
 def _default_settings():
-    from gradlint.settings import Settings, resolve_selection
+    from gradlint.cli import _split_codes
+    from gradlint.settings import SelectionError, Settings, resolve_selection
 
-    return Settings(enabled=resolve_selection(None, [], []))
+    selection = {name: _split_codes(value) for name, value in _client_selection.items()}
+    try:
+        enabled = resolve_selection(selection["select"] or None, selection["extend_select"], selection["ignore"])
+    except SelectionError:  # shown by `_settings_for` when a saved file is checked
+        enabled = resolve_selection(None, [], [])
+    return Settings(enabled=enabled)
 
 
 def _prepare(ls: LanguageServer, document: TextDocument) -> Optional[Tuple[str, Language, Linter, str]]:
@@ -128,6 +156,9 @@ async def _in_thread(function, *args):
 
 async def _publish_after(ls: LanguageServer, uri: str, delay: float) -> None:
     await asyncio.sleep(delay)
+    if ls.workspace.get_notebook_document(notebook_uri=uri) is not None:
+        await _publish_notebook(ls, uri)
+        return
     document = ls.workspace.get_text_document(uri)
     version, text = document.version, document.source
     prepared = _prepare(ls, document)
@@ -203,7 +234,11 @@ def _overlaps(first: types.Range, second: types.Range) -> bool:
     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
 )
 async def code_action(ls: LanguageServer, params: types.CodeActionParams) -> List[types.CodeAction]:
-    document = ls.workspace.get_text_document(params.text_document.uri)
+    uri = params.text_document.uri
+    notebook = ls.workspace.get_notebook_document(cell_uri=uri)
+    if notebook is not None:
+        return await _in_thread(_cell_code_actions, ls, params, notebook)
+    document = ls.workspace.get_text_document(uri)
     prepared = _prepare(ls, document)
     if prepared is None:
         return []
@@ -235,6 +270,10 @@ def _code_actions(ls: LanguageServer, params: types.CodeActionParams, prepared) 
                 is_preferred=fix.safety is Safety.SAFE,
                 edit=types.WorkspaceEdit(changes={uri: edits}),
             ))
+    if _wanted(types.CodeActionKind.QuickFix, only):
+        for finding in findings:
+            if _overlaps(positions.range(finding), params.range):
+                actions.append(_suppress_action(uri, text, finding, positions, language.name == "cpp"))
     safe_fixes = [f for f in findings if f.fix is not None and f.fix.safety is Safety.SAFE]
     if safe_fixes and _wanted(FIX_ALL_KIND, only):
         safe_linter = linter_for(_only_safe(linter.settings))
@@ -252,6 +291,199 @@ def _only_safe(settings):
     import dataclasses
 
     return dataclasses.replace(settings, unsafe_fixes=False)
+
+
+# -- suppressing, hover ------------------------------------------------------------------------
+
+def _suppress_action(uri: str, text: str, finding: Finding, positions: _Positions, is_cpp: bool,
+                     at_offset: int = None) -> types.CodeAction:
+    """"Suppress GLnnn on this line": the comment `gradlint check --add-noqa` would add."""
+    from gradlint.add_noqa import with_suppressions
+
+    line_finding = finding if at_offset is None else _at_offset(finding, at_offset)
+    suppressed, _ = with_suppressions(text, [line_finding], is_cpp)
+    offset = next((index for index, (old, new) in enumerate(zip(text, suppressed)) if old != new), len(text))
+    inserted = suppressed[offset:offset + len(suppressed) - len(text)]
+    where = positions.at_offset(offset)
+    return types.CodeAction(
+        title=f"Suppress {finding.code} on this line", kind=types.CodeActionKind.QuickFix,
+        diagnostics=[_diagnostic(finding, positions)],
+        edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=types.Range(start=where, end=where),
+                                                               new_text=inserted)]}),
+    )
+
+
+def _at_offset(finding: Finding, offset: int) -> Finding:
+    import dataclasses
+
+    return dataclasses.replace(finding, start_offset=offset, end_offset=offset)
+
+
+def _hover_text(findings: List[Finding]) -> Optional[types.Hover]:
+    from gradlint.docs import rule_markdown
+    from gradlint.rule import all_rules
+
+    codes = list(dict.fromkeys(finding.code for finding in findings))
+    if not codes:
+        return None
+    rules = all_rules()
+    parts = [rule_markdown(rules[code], heading="###") for code in codes if code in rules]
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(parts)))
+
+
+def _contains(finding_range: types.Range, position: types.Position) -> bool:
+    return _overlaps(finding_range, types.Range(start=position, end=position))
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+async def hover(ls: LanguageServer, params: types.HoverParams) -> Optional[types.Hover]:
+    """The documentation of the rules whose findings are under the cursor."""
+    uri = params.text_document.uri
+    notebook = ls.workspace.get_notebook_document(cell_uri=uri)
+    if notebook is not None:
+        checked = await _in_thread(_check_notebook, ls, notebook)
+        cell = checked.cell_of(uri) if checked else None
+        if cell is None:
+            return None
+        positions = _Positions(ls, ls.workspace.get_text_document(uri).source)
+        return _hover_text([finding for finding in checked.findings if finding.cell == cell
+                            and _contains(positions.range(finding), params.position)])
+    document = ls.workspace.get_text_document(uri)
+    prepared = _prepare(ls, document)
+    if prepared is None:
+        return None
+    findings = await _in_thread(_check, prepared)
+    positions = _Positions(ls, prepared[3])
+    return _hover_text([finding for finding in findings if _contains(positions.range(finding), params.position)])
+
+
+# -- notebooks ---------------------------------------------------------------------------------
+
+class _NotebookCheck:
+    """A notebook's code cells checked as one program, as `gradlint check` reads an `.ipynb`."""
+
+    def __init__(self, findings: List[Finding], program: str, cell_uris: List[Optional[str]]) -> None:
+        from gradlint.notebook.frontend import NOTEBOOK
+
+        self.findings = findings
+        self.program = program
+        self.cell_uris = cell_uris  # by cell index; None for markup cells
+        self.locate = NOTEBOOK.cell_positions(program, LineIndex(program))
+
+    def cell_of(self, uri: str) -> Optional[int]:
+        return self.cell_uris.index(uri) if uri in self.cell_uris else None
+
+
+def _notebook_json(ls: LanguageServer, notebook: types.NotebookDocument) -> Tuple[str, List[Optional[str]]]:
+    import json
+
+    cells, uris = [], []
+    for cell in notebook.cells:
+        document = ls.workspace.get_text_document(cell.document)
+        if cell.kind == types.NotebookCellKind.Code:
+            cells.append({"cell_type": "code", "execution_count": None, "outputs": [], "source": document.source,
+                          "metadata": {"vscode": {"languageId": document.language_id or "python"}}})
+            uris.append(cell.document)
+        else:
+            cells.append({"cell_type": "markdown", "metadata": {}, "source": document.source})
+            uris.append(None)
+    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    return json.dumps({"cells": cells, "metadata": kernel, "nbformat": 4, "nbformat_minor": 5}), uris
+
+
+def _check_notebook(ls: LanguageServer, notebook: types.NotebookDocument) -> Optional[_NotebookCheck]:
+    from gradlint.notebook.frontend import NOTEBOOK
+    from gradlint.source import SourceError
+
+    text, uris = _notebook_json(ls, notebook)
+    path = _fs_path(notebook.uri)
+    settings = _settings_for(ls, path) if path else _default_settings()
+    if path and _excluded(path, settings):
+        return None
+    try:
+        program = NOTEBOOK.decode_text(text).text
+    except (SourceError, ValueError):
+        return None
+    name = path if path and path.lower().endswith(".ipynb") else "untitled.ipynb"
+    return _NotebookCheck(linter_for(settings).check_text(program, name, NOTEBOOK), program, uris)
+
+
+def _fs_path(uri: str) -> Optional[str]:
+    if not uri.startswith("file:"):
+        return None
+    from urllib.parse import unquote, urlparse
+
+    return unquote(urlparse(uri).path)
+
+
+async def _publish_notebook(ls: LanguageServer, uri: str) -> None:
+    notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
+    version = notebook.version
+    checked = await _in_thread(_check_notebook, ls, notebook)
+    current = ls.workspace.get_notebook_document(notebook_uri=uri)
+    if current is None or current.version != version:
+        return  # changed or closed meanwhile
+    for index, cell_uri in enumerate(checked.cell_uris if checked else [cell.document for cell in notebook.cells]):
+        if cell_uri is None:
+            continue
+        positions = _Positions(ls, ls.workspace.get_text_document(cell_uri).source)
+        findings = [finding for finding in (checked.findings if checked else []) if finding.cell == index]
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=cell_uri, diagnostics=[_diagnostic(finding, positions) for finding in findings]))
+
+
+def _cell_code_actions(ls: LanguageServer, params: types.CodeActionParams,
+                       notebook: types.NotebookDocument) -> List[types.CodeAction]:
+    """Quick fixes of one cell: the fixes whose edits stay in the cell, and suppressions."""
+    uri = params.text_document.uri
+    checked = _check_notebook(ls, notebook)
+    cell = checked.cell_of(uri) if checked else None
+    if cell is None or not _wanted(types.CodeActionKind.QuickFix, params.context.only):
+        return []
+    text = ls.workspace.get_text_document(uri).source
+    positions = _Positions(ls, text)
+    actions: List[types.CodeAction] = []
+    for finding in checked.findings:
+        if finding.cell != cell or not _overlaps(positions.range(finding), params.range):
+            continue
+        fix = finding.fix
+        if fix is not None and fix.safety is not Safety.DISPLAY_ONLY:
+            spans = [(checked.locate(edit.start), checked.locate(edit.end), edit.replacement) for edit in fix.edits]
+            if all(start[0] == cell and end[0] == cell for start, end, _ in spans):
+                edits = [types.TextEdit(range=types.Range(start=positions.at(start[1].line, start[1].column),
+                                                          end=positions.at(end[1].line, end[1].column)),
+                                        new_text=replacement) for start, end, replacement in spans]
+                actions.append(types.CodeAction(
+                    title=f"{fix.title} ({finding.code}, {fix.safety.value} fix)",
+                    kind=types.CodeActionKind.QuickFix, diagnostics=[_diagnostic(finding, positions)],
+                    is_preferred=fix.safety is Safety.SAFE, edit=types.WorkspaceEdit(changes={uri: edits})))
+        line_offset = LineIndex(text).offset(finding.start.line, finding.start.column)
+        actions.append(_suppress_action(uri, text, finding, positions, False, at_offset=line_offset))
+    return actions
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+async def notebook_did_open(ls: LanguageServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    schedule_publish(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+async def notebook_did_change(ls: LanguageServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    schedule_publish(ls, params.notebook_document.uri, CHANGE_DEBOUNCE_SECONDS)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+async def notebook_did_save(ls: LanguageServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    schedule_publish(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+async def notebook_did_close(ls: LanguageServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    waiting = _pending.pop(params.notebook_document.uri, None)
+    if waiting is not None:
+        waiting.cancel()
+    for cell in params.cell_text_documents:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
 
 def run() -> None:
