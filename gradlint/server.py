@@ -462,19 +462,17 @@ def _cell_code_actions(ls: LanguageServer, params: types.CodeActionParams,
     return actions
 
 
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
-async def notebook_did_open(ls: LanguageServer, params: types.DidOpenNotebookDocumentParams) -> None:
-    schedule_publish(ls, params.notebook_document.uri)
+def _publish_notebook_on(feature: str, delay: float) -> None:
+    """Check a notebook when the client says it opened, changed or saved it."""
+    async def handler(ls: LanguageServer, params) -> None:
+        schedule_publish(ls, params.notebook_document.uri, delay)
+
+    server.feature(feature)(handler)
 
 
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
-async def notebook_did_change(ls: LanguageServer, params: types.DidChangeNotebookDocumentParams) -> None:
-    schedule_publish(ls, params.notebook_document.uri, CHANGE_DEBOUNCE_SECONDS)
-
-
-@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
-async def notebook_did_save(ls: LanguageServer, params: types.DidSaveNotebookDocumentParams) -> None:
-    schedule_publish(ls, params.notebook_document.uri)
+for _feature, _delay in ((types.NOTEBOOK_DOCUMENT_DID_OPEN, 0.0), (types.NOTEBOOK_DOCUMENT_DID_SAVE, 0.0),
+                         (types.NOTEBOOK_DOCUMENT_DID_CHANGE, CHANGE_DEBOUNCE_SECONDS)):
+    _publish_notebook_on(_feature, _delay)
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
@@ -482,9 +480,8 @@ async def notebook_did_close(ls: LanguageServer, params: types.DidCloseNotebookD
     waiting = _pending.pop(params.notebook_document.uri, None)
     if waiting is not None:
         waiting.cancel()
-    for cell in params.cell_text_documents:
+    for cell in params.cell_text_documents:  # each cell's diagnostics go with it
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
-
 
 def run() -> None:
     server.start_io()

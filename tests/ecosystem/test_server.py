@@ -48,6 +48,14 @@ async def open_document(client, path, text, language_id="python"):
     return uri
 
 
+async def change_document(client, uri, text, version):
+    """Replace the whole document, then wait for its diagnostics."""
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+
 async def code_actions(client, uri, text, diagnostics, only=None):
     whole = types.Range(start=types.Position(line=0, character=0),
                         end=types.Position(line=len(text.splitlines()), character=0))
@@ -104,10 +112,7 @@ async def test_quick_fix_produces_the_golden_text_and_a_change_clears_the_diagno
     fixed = apply_edits(text, action.edit.changes[uri])
     assert fixed == read("eval_loop_no_grad.fixed.py")
 
-    client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-        content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)]))
-    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await change_document(client, uri, fixed, version=2)
     assert list(client.diagnostics[uri]) == []
 
 

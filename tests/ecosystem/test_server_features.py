@@ -12,7 +12,7 @@ pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
-from test_server import apply_edits, code_actions, fixes, open_document  # noqa: E402
+from test_server import apply_edits, change_document, code_actions, fixes, open_document  # noqa: E402
 
 SERVER = [sys.executable, "-m", "gradlint", "server"]
 # `gradlint-server`, for clients that take a bare command: the same server.
@@ -59,10 +59,7 @@ async def test_suppress_on_this_line_adds_the_comment_and_the_diagnostic_goes(cl
     (suppress,) = [action for action in actions if action.title == "Suppress GL402 on this line"]
     suppressed = apply_edits(BAD_PYTHON, suppress.edit.changes[uri])
     assert suppressed == BAD_PYTHON.replace("with torch.no_grad:", "with torch.no_grad:  # noqa: GL402")
-    client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-        content_changes=[types.TextDocumentContentChangeWholeDocument(text=suppressed)]))
-    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await change_document(client, uri, suppressed, version=2)
     assert list(client.diagnostics[uri]) == []
 
 
