@@ -392,7 +392,7 @@ def check(paths, apply_fixes, diff, add_noqa, **options) -> None:
     if options["stdin_filename"]:
         name, settings, language, source = _stdin_report(options, resolver)
         report = FileReport(name, Linter(settings, verbose=options["verbose"]).check_text(source.text, name, language))
-        _finish(RunResult([report], "check", settings.unsafe_fixes), options)
+        _finish(RunResult([report], "check", settings.unsafe_fixes, from_stdin=True), options)
     files, skipped = _files(paths, resolver, options["force_exclude"])
     outcome = _run(files, resolver, options, "check")
     _finish(RunResult(outcome.reports, "check", _unsafe_fixes(resolver, paths)), options, skipped,

@@ -19,6 +19,7 @@ class RunResult:
     reports: list  # of gradlint.engine.FileReport, in a deterministic order
     mode: str = "check"  # or "fix"
     unsafe_fixes: bool = False
+    from_stdin: bool = False  # the source came from stdin: a file of that name is another text
 
     @property
     def findings(self) -> List[Finding]:
@@ -66,11 +67,12 @@ class NotebookFiles:
     """For formats that point into the file: a notebook finding's place in the `.ipynb`
     JSON text (each notebook read once), or None when the file cannot be read (stdin)."""
 
-    def __init__(self) -> None:
+    def __init__(self, result: RunResult) -> None:
         self._files: Dict[str, object] = {}
+        self._read = not result.from_stdin
 
     def span(self, finding: Finding):
-        if finding.cell is None:
+        if finding.cell is None or not self._read:
             return None
         from gradlint.notebook.file_positions import file_span, read_notebook_file
 

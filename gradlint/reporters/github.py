@@ -22,7 +22,7 @@ class GithubReporter(Reporter):
     format_name = "github"
 
     def render(self, result: RunResult) -> None:
-        notebooks = NotebookFiles()
+        notebooks = NotebookFiles(result)
         for finding in result.findings:
             level = _LEVELS[finding.severity.value]
             properties = [("file", finding.path)]

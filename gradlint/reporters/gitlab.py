@@ -16,7 +16,7 @@ class GitlabReporter(Reporter):
     def render(self, result: RunResult) -> None:
         issues = []
         findings = result.findings
-        notebooks = NotebookFiles()
+        notebooks = NotebookFiles(result)
         for finding, fingerprint in zip(findings, stable_fingerprints(findings)):
             description = finding.message
             start, end = finding.start, finding.end

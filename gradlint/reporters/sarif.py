@@ -55,7 +55,7 @@ class SarifReporter(Reporter):
         codes = sorted({finding.code for finding in findings})
         rule_index: Dict[str, int] = {code: index for index, code in enumerate(codes)}
         results: List[dict] = []
-        notebooks = NotebookFiles()
+        notebooks = NotebookFiles(result)
         for finding, fingerprint in zip(findings, stable_fingerprints(findings)):
             location = artifact_location(finding.path)
             start, end = finding.start, finding.end

@@ -62,8 +62,12 @@ def test_github_and_gitlab_use_the_file_line_and_name_the_cell(notebook, run_cli
     assert issues[0]["description"].startswith("cell 3, line 2, column 6: ")
 
 
-def test_a_notebook_from_stdin_keeps_cell_positions(run_cli):
+def test_a_notebook_from_stdin_keeps_cell_positions(notebook, run_cli):
+    # A file of the same name is on disk, but stdin holds another text: it is not read.
     text = json.dumps(NOTEBOOK)
+    result = run_cli("check", "--stdin-filename", "eval.ipynb", "--output-format", "sarif", input=text)
+    first = json.loads(result.stdout)["runs"][0]["results"][0]
+    assert first["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
     result = run_cli("check", "--stdin-filename", "nb.ipynb", "--output-format", "sarif", input=text)
     first = json.loads(result.stdout)["runs"][0]["results"][0]
     assert first["locations"][0]["physicalLocation"]["region"]["startLine"] == 2  # no file to point into
