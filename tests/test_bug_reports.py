@@ -48,7 +48,7 @@ def test_header_names_a_source_a_rule_and_torchs_error(program):
     assert header.get("did"), "did: one line on what the user did"
     assert re.fullmatch(r"GL\d{3}", program.rule)
     kind, _, message = header.get("error", "").partition(": ")
-    assert re.fullmatch(r"[A-Z]\w*(Error|Exception)", kind), "error: <ExceptionType>: <message>"
+    assert re.fullmatch(r"(\w+::)?[A-Z]\w*", kind) and kind.endswith(("Error", "Exception")), "error: <Type>: <message>"
     assert any(message.startswith(known) or known.startswith(message) for known in KNOWN_ERRORS), message
     assert header.get("held_out") in {"yes", "no"}
     assert header.get("lang", "python") in run.SOURCE_SUFFIXES
@@ -154,10 +154,11 @@ def test_totals_split_dev_and_held_out():
     rows = [
         {"rule": "GL201", "held_out": False, "outcome": "right-line", "false_findings_on_ok": []},
         {"rule": "GL201", "held_out": True, "outcome": "missed", "false_findings_on_ok": ["x.py:3 GL201"]},
-        {"rule": "GL203", "held_out": False, "outcome": "elsewhere", "false_findings_on_ok": []},
+        {"rule": "GL203", "held_out": False, "outcome": "elsewhere", "false_findings_on_ok": [], "lang": "cpp"},
     ]
     totals = run.totals(rows)
     assert totals["dev"] == {"right-line": 1, "elsewhere": 1, "missed": 0, "programs": 2,
                              "ok_programs_with_false_findings": 0}
     assert totals["held_out"]["missed"] == 1 and totals["held_out"]["ok_programs_with_false_findings"] == 1
     assert totals["GL201"]["programs"] == 2 and totals["GL203"]["elsewhere"] == 1
+    assert totals["python"]["programs"] == 2 and totals["cpp"]["elsewhere"] == 1
