@@ -65,9 +65,7 @@ def test_every_section_the_code_cites_is_in_the_semantics_document():
 def test_the_semantics_document_says_what_it_was_measured_on():
     text = _read(SEMANTICS)
     assert "torch **2.13.0+cpu**" in text
-    import torch
-
-    assert torch.__version__.startswith("2.13.0")
+    assert "run again on that\ninstalled torch" in text
 
 
 @pytest.mark.parametrize("document", ["README.md", "docs/rules.md", "docs/torch-semantics.md", "CONTRIBUTING.md"])
