@@ -162,3 +162,12 @@ def test_totals_split_dev_and_held_out():
     assert totals["held_out"]["missed"] == 1 and totals["held_out"]["ok_programs_with_false_findings"] == 1
     assert totals["GL201"]["programs"] == 2 and totals["GL203"]["elsewhere"] == 1
     assert totals["python"]["programs"] == 2 and totals["cpp"]["elsewhere"] == 1
+
+
+def test_list_prints_one_row_per_report_with_its_split(capsys):
+    assert run.main(["--list"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert len(rows) == len(BUGS)
+    by_id = {row.split(" | ")[0][2:]: row for row in rows}
+    for program in BUGS:
+        assert ("held-out" if program.held_out else "dev") in by_id[program.id].split(" | ")

@@ -19,6 +19,7 @@ header): it must run clean and draw no finding.
     python bench/bug_reports/run.py --confirm    # torch raises the stated error on the stated line; `_ok` runs clean
     python bench/bug_reports/run.py --confirm --cpp   # also build the C++ programs (one extension, ~45 s)
     python bench/bug_reports/run.py --json       # the measurement as JSON
+    python bench/bug_reports/run.py --list       # the programs, their rule, split and source
 
 `held_out` was drawn once per program from a hash of its id (`drawn_held_out`), before gradlint
 was run on it, so the flow rules can be measured on programs they were not tuned on.
@@ -361,8 +362,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--confirm", action="store_true", help="run each program under torch and check its header")
     parser.add_argument("--cpp", action="store_true", help="with --confirm: also build and run the C++ programs")
     parser.add_argument("--json", action="store_true", help="print the measurement as JSON")
+    parser.add_argument("--list", action="store_true", help="list the programs (id, rule, split, source) as a table")
     args = parser.parse_args(argv)
     programs = discover()
+    if args.list:
+        print("| program | rule | lang | split | source |\n|---|---|---|---|---|")
+        for program, _ok in pairs(programs):
+            split = "held-out" if program.held_out else "dev"
+            print(f"| {program.id} | {program.rule} | {program.lang} | {split} | {program.header.get('source', '')} |")
+        return 0
     if args.confirm:
         return confirm(programs, build_cpp=args.cpp)
     result = measure(programs)
