@@ -84,7 +84,11 @@ def test_a_finding_missing_from_the_triage_is_new_and_fails(corpus):
     corpus.write_triage()
     result = corpus.run()
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "NEW   acme/models pkg/evaluate.py:5 GL402" in result.stdout
+    new = next(line for line in result.stdout.splitlines() if line.startswith("NEW"))
+    assert new.startswith("NEW   acme/models pkg/evaluate.py:5 GL402  ")
+    message = new.split("GL402  ", 1)[1]
+    row = next(line for line in result.stdout.splitlines() if line.startswith("GL402 "))
+    assert row.split() == ["GL402", "0", "0", "0", "0", "1", "-", str(len(message))]  # longest, in characters
     (folder, listing) = sorted(os.listdir(corpus.corpus))  # no `.part` left behind
     assert listing == f"{folder}.absent"
     assert folder.startswith(f"acme+models@{corpus.commit[:8]}")
@@ -97,7 +101,7 @@ def test_a_triaged_finding_is_clean_and_counted_in_the_precision_table(corpus):
     result = corpus.run("--json", str(corpus.root / "summary.json"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "NEW" not in result.stdout and "LOST" not in result.stdout
-    assert "GL402       1      0       0       0     100.0%" in result.stdout
+    assert "GL402       1      0       0       0     0     100.0%" in result.stdout
     summary = json.loads((corpus.root / "summary.json").read_text())
     assert summary["repos"][0]["findings"] == {"GL402": 1}
     assert summary["repos"][0]["crashes"] == []
@@ -152,7 +156,7 @@ def test_update_triage_appends_new_findings_as_untriaged(corpus):
     second = corpus.run()
     assert second.returncode == 0, second.stdout
     assert "NEW" not in second.stdout
-    assert "GL402       1      0       0       1     100.0%" in second.stdout
+    assert "GL402       1      0       0       1     0     100.0%" in second.stdout
 
 
 def test_the_extraction_is_reused(corpus):

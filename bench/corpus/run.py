@@ -281,7 +281,7 @@ class Comparison:
     new: List[Tuple[Key, str]] = field(default_factory=list)  # (key, message)
     lost: List[Tuple[Key, str]] = field(default_factory=list)  # (key, why)
     gone: List[Tuple[Key, str, str]] = field(default_factory=list)  # (key, verdict, why)
-    verdicts: Dict[str, Counter[str]] = field(default_factory=dict)  # code -> verdict -> count
+    verdicts: Dict[str, Counter[str]] = field(default_factory=dict)  # code -> verdict (or "new") -> count
 
 
 def compare(found: Sequence[Tuple[Key, str]], triage: Dict[Key, List[Tuple[str, str]]],
@@ -297,6 +297,7 @@ def compare(found: Sequence[Tuple[Key, str]], triage: Dict[Key, List[Tuple[str, 
             result.verdicts.setdefault(key[4], collections.Counter())[verdict] += 1
         else:
             result.new.append((key, message))
+            result.verdicts.setdefault(key[4], collections.Counter())["new"] += 1
     for key, rows in sorted(remaining.items()):
         if key[:2] not in compared or key[4] not in selected:
             continue
@@ -319,14 +320,16 @@ def _where(key: Key) -> str:
     return f"{key[0]} {key[2]}:{key[3]} {key[4]}"
 
 
-def _precision_table(verdicts: Dict[str, Counter[str]]) -> List[str]:
-    lines = [f"{'code':<7}{'true':>6}{'false':>7}{'debat.':>8}{'untri.':>8}{'precision':>11}"]
+def _precision_table(verdicts: Dict[str, Counter[str]], longest: Dict[str, int]) -> List[str]:
+    """Verdicts per rule, and its longest message (the text output's line is about that long)."""
+    lines = [f"{'code':<7}{'true':>6}{'false':>7}{'debat.':>8}{'untri.':>8}{'new':>6}{'precision':>11}"
+             f"{'longest message':>17}"]
     for code in sorted(verdicts):
         count = verdicts[code]
         triaged = count["true"] + count["false"] + count["debatable"]
         precision = f"{count['true'] / triaged:.1%}" if triaged else "-"
         lines.append(f"{code:<7}{count['true']:>6}{count['false']:>7}{count['debatable']:>8}"
-                     f"{count['untriaged']:>8}{precision:>11}")
+                     f"{count['untriaged']:>8}{count['new']:>6}{precision:>11}{longest.get(code, 0):>17}")
     return lines
 
 
@@ -420,7 +423,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         append_triage(options.triage, [key for key, _ in comparison.new])
         print(f"appended {len(comparison.new)} finding(s) to {options.triage} as untriaged")
     print()
-    print("\n".join(_precision_table(comparison.verdicts)))
+    longest: Dict[str, int] = {}
+    for key, message in found:
+        longest[key[4]] = max(longest.get(key[4], 0), len(message))
+    print("\n".join(_precision_table(comparison.verdicts, longest)))
     problems = _migration_section(options)
     print(f"\n{len(repos)} repositories, {len(found)} findings: {len(comparison.new)} new, "
           f"{len(comparison.lost)} lost, {len(comparison.gone)} gone, {crashed} with crashes")
