@@ -66,7 +66,7 @@ def message_pattern(key: str) -> "re.Pattern[str]":
 _DIRECTIVE = re.compile(r"(?:#|//)\s*oracle:\s*(?P<kind>[A-Za-z][\w-]*)(?P<rest>.*)$")
 _RAISES = re.compile(r"(?P<type>[A-Za-z_][\w.]*)\s*:\s*(?P<message>\S.*)$")
 _MESSAGE_KEY = re.compile(r"E_[A-Z]+")
-KINDS = ("raises", "before-prints", "after-prints", "clean", "skip")
+KINDS = ("raises", "before-prints", "after-prints", "clean", "skip", "origin", "region")
 
 
 @dataclass
@@ -78,6 +78,10 @@ class Claim:
     after_prints: List[str] = field(default_factory=list)
     clean: bool = False
     skip_reason: Optional[str] = None
+    # `gradlint trace` (tests/oracle/test_trace_runtime.py): the lines that made the tensor
+    # the raised error is about, and the inference_mode region it was made in
+    origin_line: Optional[int] = None
+    region_line: Optional[int] = None
     errors: List[str] = field(default_factory=list)  # malformed or contradictory directives
 
     @property
@@ -120,6 +124,12 @@ def parse_claim(text: str) -> Claim:
             (claim.before_prints if kind == "before-prints" else claim.after_prints).append(rest)
         elif kind == "clean":
             claim.clean = True
+        elif kind in ("origin", "region"):
+            attribute = f"{kind}_line"
+            if getattr(claim, attribute) is not None:
+                claim.errors.append(f"{where}: a second `oracle: {kind}`")
+                continue
+            setattr(claim, attribute, number)
         elif kind == "skip":
             claim.skip_reason = rest.lstrip(":").strip() or "(no reason given)"
             if claim.skip_reason == "(no reason given)":
@@ -129,6 +139,10 @@ def parse_claim(text: str) -> Claim:
                                 f"(known: {', '.join(KINDS)})")
     if claim.clean and (claim.raises_type or claim.before_prints):
         claim.errors.append("`oracle: clean` contradicts `raises`/`before-prints`")
+    if (claim.origin_line is None) != (claim.region_line is None) or (
+            claim.origin_line is not None and not claim.raises_type):
+        claim.errors.append("`oracle: origin` and `oracle: region` go together, on a fixture "
+                            "that claims `raises`")
     if claim.raises_type and claim.before_prints:
         claim.errors.append("state either `raises` or `before-prints` for the original, not both")
     return claim
