@@ -25,6 +25,8 @@ from gradlint.reporters.text import location
 from gradlint.nearest_config import CACHE_DIR_VARIABLE, CommandLine, SettingsResolver
 from gradlint.runner import BESIDE_CONFIGURATION, DEFAULT_CACHE_DIR, defer_import, run_files
 from gradlint.settings import SelectionError, Settings
+from gradlint.trace.command import trace
+from gradlint.trace.compare import compare_trace as trace_comparison
 
 USAGE_ERROR = 2
 
@@ -377,8 +379,10 @@ def settings_text(path: str, settings: Settings) -> str:
 @click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
 @click.option("--add-noqa", is_flag=True,
               help="Add a suppression comment (# noqa: / // NOLINT()) for every finding, then exit.")
+@click.option("--compare-trace", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+              help="List which errors of a `gradlint trace --report FILE` run the findings report.")
 @_guarded
-def check(paths, apply_fixes, diff, add_noqa, **options) -> None:
+def check(paths, apply_fixes, diff, add_noqa, compare_trace=None, **options) -> None:
     """Report misused grad-mode guards in PATHS (default: the current folder)."""
     if apply_fixes or diff:
         _fix(paths, diff, options)
@@ -395,6 +399,8 @@ def check(paths, apply_fixes, diff, add_noqa, **options) -> None:
         _finish(RunResult([report], "check", settings.unsafe_fixes, from_stdin=True), options)
     files, skipped = _files(paths, resolver, options["force_exclude"])
     outcome = _run(files, resolver, options, "check")
+    if compare_trace:
+        sys.exit(trace_comparison(compare_trace, paths or ["."], outcome.reports, click.echo))
     _finish(RunResult(outcome.reports, "check", _unsafe_fixes(resolver, paths)), options, skipped,
             outcome.file_count)
 
@@ -535,6 +541,8 @@ def server() -> None:
         raise GradlintError(f"the language server needs pygls ({error}): pip install 'gradlint[lsp]'") from None
     run()
 
+
+main.add_command(trace)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -4,6 +4,8 @@ only give approximately).
 
     python oracle_bootstrap.py script REPORT PATH               # like `python PATH`
     python oracle_bootstrap.py extension REPORT SO_PATH ENTRY   # one C++ fixture's oracle_run()
+    python oracle_bootstrap.py trace REPORT PATH                # `python -m gradlint.trace PATH`
+    python oracle_bootstrap.py untraced REPORT PATH             # the same runner, tracer off
     python oracle_bootstrap.py build SOURCE BUILD_DIR NAME      # build the extension, print its path
     python oracle_bootstrap.py serve                            # a fork server for the first two
 
@@ -142,7 +144,22 @@ def serve() -> None:
     os._exit(0)  # no module teardown: the children are done
 
 
-SERVED = {"script": run_script, "extension": run_extension_entry}
+def run_traced(report_path: str, path: str) -> int:
+    """`python -m gradlint.trace --report REPORT PATH` (its report is the tracer's)."""
+    from gradlint.trace.runner import main
+
+    return main(["--report", report_path, path])
+
+
+def run_untraced(report_path: str, path: str) -> int:
+    """The same runner without the tracer: what the traced run is compared with."""
+    from gradlint.trace.runner import main
+
+    return main([path], trace=False)
+
+
+SERVED = {"script": run_script, "extension": run_extension_entry, "trace": run_traced,
+          "untraced": run_untraced}
 
 if __name__ == "__main__":
     mode, arguments = sys.argv[1], sys.argv[2:]

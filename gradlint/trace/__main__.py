@@ -1,0 +1,5 @@
+import sys
+
+from gradlint.trace.runner import main
+
+sys.exit(main())
