@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.trace.frames import display_path
 from gradlint.trace.kinds import STATIC_RULES
 from gradlint.trace.report import ReportError, read_report
 
-REPORTED, MISSED, NOT_CHECKED = "reported", "missed", "not checked"
+REPORTED, MISSED, NOT_CHECKED = "reported", "missed", "unchecked"
 
 
 @dataclass
@@ -60,12 +60,20 @@ def _lines_of(record: dict) -> Set[Tuple[str, int]]:
     return {(os.path.abspath(place["file"]), int(place["line"])) for place in places}
 
 
-def compare(records: Sequence[dict], file_reports: Iterable) -> List[Comparison]:
-    checked: Set[str] = set()
+def _under(path: str, checked_paths: Sequence[str]) -> bool:
+    for checked in checked_paths:
+        if path == checked or path.startswith(checked.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def compare(records: Sequence[dict], checked_paths: Sequence[str], file_reports: Iterable) -> List[Comparison]:
+    """Each error of `records` (grouped when identical) against the findings of the files
+    under `checked_paths`."""
+    checked = [os.path.abspath(path) for path in checked_paths]
     findings: Dict[Tuple[str, int], List[Tuple[str, str, int]]] = {}
     for report in file_reports:
         path = os.path.abspath(report.path)
-        checked.add(path)
         for finding in report.findings:
             if finding.code in STATIC_RULES and finding.cell is None:
                 findings.setdefault((path, finding.start.line), []).append(
@@ -77,7 +85,7 @@ def compare(records: Sequence[dict], file_reports: Iterable) -> List[Comparison]
             grouped[key].count += 1
             continue
         lines = _lines_of(record)
-        if not any(path in checked for path, _ in lines):
+        if not any(_under(path, checked) for path, _ in lines):
             grouped[key] = Comparison(record, NOT_CHECKED)
             continue
         matched = sorted({hit for place in lines for hit in findings.get(place, ())},
@@ -97,7 +105,7 @@ def summary(comparisons: Sequence[Comparison]) -> str:
     return text
 
 
-def compare_trace(report_path: str, file_reports, echo) -> int:
+def compare_trace(report_path: str, checked_paths: Sequence[str], file_reports, echo) -> int:
     """Print the comparison; the exit code is 1 when the static rules missed an error, 2
     when FILE is not a trace report."""
     try:
@@ -105,7 +113,7 @@ def compare_trace(report_path: str, file_reports, echo) -> int:
     except ReportError as error:
         echo(f"gradlint: error: {error}", err=True)
         return 2
-    comparisons = compare(records, file_reports)
+    comparisons = compare(records, checked_paths, file_reports)
     for comparison in comparisons:
         echo(comparison.line())
     echo(summary(comparisons))

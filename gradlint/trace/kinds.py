@@ -17,23 +17,23 @@ class ErrorKind:
     fragment: str     # a part of torch's message that only this error has
     rule: str         # the rule that describes the mistake
     subject: str      # what the annotation calls the tensor it follows
+    # the rule when the tensor is a module's parameter (a module built under inference mode,
+    # then trained: its forward saves the weights, its optimizer updates them in place)
+    parameter_rule: Optional[str] = None
 
 
 KINDS = (
     ErrorKind("E_INPLACE", "Inplace update to inference tensor outside InferenceMode",
-              "GL201", "the inference tensor"),
+              "GL201", "the inference tensor", parameter_rule="GL204"),
     ErrorKind("E_RG", "Setting requires_grad=True on inference tensor outside InferenceMode",
               "GL202", "the inference tensor"),
     ErrorKind("E_SAVE", "Inference tensors cannot be saved for backward", "GL203",
-              "the inference tensor"),
+              "the inference tensor", parameter_rule="GL204"),
     ErrorKind("E_VER", "Inference tensors do not track version counter", "GL201",
               "the inference tensor"),
     ErrorKind("E_VIEW", "A view was created in inference mode and is being modified inplace",
               "GL201", "the view"),
 )
-
-# A parameter made under inference mode is GL204's mistake, whichever error shows it.
-MODULE_RULE = "GL204"
 
 
 def kind_of(error: BaseException) -> Optional[ErrorKind]:

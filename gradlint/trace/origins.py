@@ -74,6 +74,11 @@ class OriginTable:
         ref.key = id(tensor)
         self.entries[ref.key] = (ref, origin)
 
+    def forget(self, tensor) -> None:
+        entry = self.entries.get(id(tensor))
+        if entry is not None and entry[0]() is tensor:
+            del self.entries[id(tensor)]
+
     def _forget(self, ref: _TensorRef) -> None:
         entry = self.entries.get(ref.key)
         if entry is not None and entry[0] is ref:

@@ -6,12 +6,8 @@ Registered as a pytest plugin (the `pytest11` entry point) and off unless asked:
 from __future__ import annotations
 
 import os
-from importlib import metadata
-from typing import List
 
 import pytest
-
-ENTRY_POINT = "gradlint-trace"
 
 
 def pytest_addoption(parser) -> None:
@@ -59,10 +55,3 @@ class TracePlugin:
             write_report(self.report, self.tracer.annotations,
                          Invocation("pytest", list(config.invocation_params.args)))
 
-
-def loading_arguments() -> List[str]:
-    """What a pytest command line needs to load this plugin: nothing where gradlint is
-    installed with its entry point, `-p gradlint.trace.pytest_plugin` where it is not."""
-    if any(entry.name == ENTRY_POINT for entry in metadata.entry_points(group="pytest11")):
-        return []
-    return ["-p", __name__]

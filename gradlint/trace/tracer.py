@@ -15,12 +15,13 @@ from torch.overrides import TorchFunctionMode
 
 from gradlint.trace.annotation import Annotation, is_annotated, note
 from gradlint.trace.frames import LIBRARY_BY_CODE, add_library_dir, frame_chain, is_library, user_frame
-from gradlint.trace.kinds import MODULE_RULE, ErrorKind, kind_of
+from gradlint.trace.kinds import ErrorKind, kind_of
 from gradlint.trace.objects import tensors_named_on_line, tensors_within
 from gradlint.trace.origins import Origin, OriginTable, Region, RegionStacks
 
 _Tensor = torch.Tensor
 _is_inference_mode_enabled = torch.is_inference_mode_enabled
+_SET_DATA = torch._C.TensorBase.data.__set__  # `tensor.data = value`, as the mode sees it
 _CHAIN_LIMIT = 8  # frames kept between a region's frame and the origin
 _LEARNING_CALLS = 8  # calls of a function checked for returning views of its arguments
 _ORIGIN_CACHE = 4096
@@ -49,6 +50,11 @@ class OriginMode(TorchFunctionMode):
         if _is_inference_mode_enabled():
             try:
                 self.tracer.record(result, func, args, kwargs, sys._getframe(1))
+            except Exception as failure:
+                self.tracer.failed(failure)
+        elif result is None and func == _SET_DATA:
+            try:
+                self.tracer.data_set(args)
             except Exception as failure:
                 self.tracer.failed(failure)
         return result
@@ -141,7 +147,10 @@ class Tracer:
     # --- recording (the hot path) -----------------------------------------------------------
 
     def record(self, result, func, args, kwargs, frame) -> None:
-        if isinstance(result, _Tensor):
+        if result is None:
+            if func == _SET_DATA:
+                self.data_set(args)
+        elif isinstance(result, _Tensor):
             self._record_tensor(result, func, args, kwargs, frame)
         elif isinstance(result, (tuple, list)):
             for item in result:
@@ -182,6 +191,16 @@ class Tracer:
                 if checks >= 0:
                     self._alias_checks[func] = checks + 1
         self._record_here(tensor, frame)
+
+    def data_set(self, args) -> None:
+        """`tensor.data = value` (as `Module.to` and `_apply` do to parameters): the tensor
+        now holds `value`'s data, an inference tensor's or not, and takes its origin."""
+        tensor, value = args[0], args[1]
+        origin = self.origin_of(value) if value.is_inference() else None
+        if origin is not None:
+            self.origins.add(tensor, origin)
+        else:
+            self.origins.forget(tensor)
 
     def _shared_origin(self, tensor, args) -> Optional[Origin]:
         """The origin of a recorded argument whose storage `tensor` shares: a view made
@@ -273,7 +292,7 @@ class Tracer:
 
     def _annotate_with(self, error, kind: ErrorKind, origin: Optional[Origin], is_parameter: bool,
                        raised_chain, seen_by: str) -> None:
-        rule = MODULE_RULE if is_parameter else kind.rule
+        rule = (kind.parameter_rule if is_parameter else None) or kind.rule
         annotation = Annotation.build(kind, rule, error, origin, raised_chain, seen_by)
         self.annotations.append(annotation)
         note(error, annotation.text())

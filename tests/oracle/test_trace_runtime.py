@@ -23,8 +23,6 @@ from fixture_harness import ROOT, all_fixtures
 from oracle_core import parse_claim
 from oracle_session import ForkServer
 
-from gradlint.trace.pytest_plugin import loading_arguments
-
 pytestmark = pytest.mark.oracle
 
 INFERENCE_ERRORS = ("E_INPLACE", "E_SAVE", "E_RG", "E_VER", "E_VIEW")
@@ -83,14 +81,14 @@ def test_the_annotation_names_the_fixtures_origin_and_region(runs, fixture):
     claim = CLAIMS[fixture.id]
     _, traced, records = runs[fixture.id]
     assert records, f"no annotated error; stderr:\n{traced.stderr[-2000:]}"
-    first = records[0]
-    assert first["kind"] == claim.raises_message
-    assert (first["origin"]["file"], first["origin"]["line"]) == (fixture.path, claim.origin_line)
-    assert (first["region"]["file"], first["region"]["line"]) == (fixture.path, claim.region_line)
+    escaped = records[-1]  # the one that ended the program (it may have caught others first)
+    assert escaped["kind"] == claim.raises_message
+    assert (escaped["origin"]["file"], escaped["origin"]["line"]) == (fixture.path, claim.origin_line)
+    assert (escaped["region"]["file"], escaped["region"]["line"]) == (fixture.path, claim.region_line)
     notes = [line for line in traced.stderr.splitlines() if line.startswith(NOTE)]
     assert notes and f".py:{claim.origin_line} in " in notes[0], traced.stderr[-2000:]
     assert f" line {claim.region_line}" in notes[0]
-    assert f"`gradlint rule {first['rule']}`" in notes[0]
+    assert f"`gradlint rule {escaped['rule']}`" in notes[0]
 
 
 @pytest.mark.parametrize("fixture", RUNNABLE, ids=[fixture.id for fixture in RUNNABLE])
@@ -210,6 +208,21 @@ def test_errors_torch_raises_out_of_the_modes_sight_are_annotated_when_they_esca
     tracer.annotate_escaped(error)
     assert tracer.annotations[-1].kind == "E_RG"
     assert tracer.annotations[-1].origin.line == made + 1
+
+
+def test_a_parameter_converted_under_inference_mode_takes_the_conversions_origin(tracer):
+    import torch
+
+    layer = torch.nn.Linear(2, 2)
+    with torch.inference_mode():
+        layer.to(torch.float64)  # `param.data = converted`: the Parameter stays, its data changes
+    converted = sys._getframe().f_lineno - 1
+    error = _raised(lambda: layer.weight.requires_grad_(True))
+    annotation = tracer.annotations[-1]
+    assert (annotation.kind, annotation.rule, annotation.origin.line) == ("E_RG", "GL202", converted)
+    assert _notes(error)
+    layer.weight.data = torch.zeros(2, 2, dtype=torch.float64)  # normal data again: origin gone
+    assert tracer.origin_of(layer.weight) is None
 
 
 def test_a_custom_functions_saved_inference_output_is_traced_to_its_forward(tracer):
@@ -375,9 +388,11 @@ def test_the_pytest_plugin_annotates_failing_tests(tmp_path):
             torch.nn.Parameter(make())
         """))
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *loading_arguments(),
-         "--gradlint-trace", "--gradlint-trace-report", "r.json", "test_model.py"],
-        cwd=tmp_path, capture_output=True, text=True, env=_environment(), timeout=TIMEOUT)
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+         "gradlint.trace.pytest_plugin", "--gradlint-trace", "--gradlint-trace-report", "r.json",
+         "test_model.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT,
+        env=dict(_environment(), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))  # -p loads only this one
     assert "2 failed" in result.stdout, result.stdout[-3000:]
     assert result.stdout.count("gradlint trace: the inference tensor was made at test_model.py:6 "
                                "in make(), inside `with torch.inference_mode():` at line 5") == 2

@@ -18,7 +18,6 @@ from gradlint.trace.annotation import Annotation
 from gradlint.trace.command import ProgramError, traced_command
 from gradlint.trace.frames import Place
 from gradlint.trace.kinds import KINDS, kind_of
-from gradlint.trace.pytest_plugin import loading_arguments
 from gradlint.trace.report import ReportError, read_report
 from gradlint.trace.runner import Invocation, UsageError, parse
 
@@ -260,8 +259,11 @@ def test_the_pytest_plugin_off_does_not_import_torch(tmp_path):
         "import sys\n\ndef test_no_torch():\n    assert 'torch' not in sys.modules\n")
     (tmp_path / "run.py").write_text(
         BLOCK_TORCH + "import pytest\nsys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', "
-        f"*{loading_arguments()!r}, 'test_sample.py']))\n")
-    result = run_python(["run.py"], tmp_path)
+        "'-p', 'gradlint.trace.pytest_plugin', 'test_sample.py']))\n")
+    # Only this plugin (installed, it would load by its entry point; -p loads it here).
+    result = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120,
+                            env=dict(environment(), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
 
