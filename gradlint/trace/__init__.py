@@ -35,6 +35,8 @@ under inference mode, for finding the frame and recording the tensor:
 `bench/trace_overhead.py` measures a small convolutional network's forward and backward
 and a loop of tiny operations against the same program without the tracer.
 
+Not supported: `torch.compile` (dynamo traces the mode itself; run with TORCHDYNAMO_DISABLE=1).
+
 A debugging aid: run it when an inference-tensor error needs explaining, or over a test
 suite to measure the static rules (`--compare-trace`), not in production.
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from gradlint.trace.frames import display_path
 from gradlint.trace.kinds import STATIC_RULES
@@ -42,7 +42,7 @@ class Comparison:
                               for code, path, line in self.findings)
             return f"{head}: {named}"
         if self.status == MISSED:
-            return f"{head}: no {'/'.join(STATIC_RULES)} finding on these lines"
+            return f"{head}: no {'/'.join(STATIC_RULES)} finding on these lines{_why_missed(record)}"
         return f"{head}: none of its lines is in the checked files"
 
 
@@ -50,6 +50,16 @@ def _shown(place: Optional[dict]) -> str:
     if not place:
         return ""
     return f"{display_path(place['file'])}:{place['line']}"
+
+
+def _why_missed(record: dict) -> str:
+    """What the trace shows about why a static rule could not follow the tensor, when it
+    shows something: the rules follow values within one file."""
+    origin, raised = record.get("origin"), record.get("raised")
+    if origin and raised and os.path.abspath(origin["file"]) != os.path.abspath(raised["file"]):
+        return (f" (made in {display_path(origin['file'])}, raised in {display_path(raised['file'])}:"
+                " the rules follow a tensor within one file)")
+    return ""
 
 
 def _lines_of(record: dict) -> Set[Tuple[str, int]]:

@@ -226,6 +226,20 @@ def test_compare_trace_counts_errors_outside_the_checked_files_apart(tmp_path):
         "1 of 1 traced errors reported by the static rules (1 outside the checked files)"
 
 
+def test_a_missed_error_made_in_another_file_says_so(tmp_path):
+    report = tmp_path / "trace.json"
+    record = _record(14)
+    record["origin"] = dict(record["origin"], file=str(tmp_path / "predictor.py"))
+    report.write_text(json.dumps({"format": 1, "program": ["x"], "errors": [record]}))
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--compare-trace", str(report), FIXTURE])
+    assert result.exit_code == 1
+    assert "(made in " in result.stdout and "the rules follow a tensor within one file)" in result.stdout
+    same_file = _record(14, origin_line=14)
+    report.write_text(json.dumps({"format": 1, "program": ["x"], "errors": [same_file]}))
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--compare-trace", str(report), FIXTURE])
+    assert "(made in " not in result.stdout
+
+
 def test_compare_trace_with_a_file_that_is_not_a_report_exits_2(tmp_path):
     (tmp_path / "junk.json").write_text("[1, 2]")
     result = CliRunner().invoke(main, ["check", "--no-cache", "--compare-trace",
