@@ -50,6 +50,9 @@ ORIGINS: Dict[str, Tuple[str, str]] = {
     "nnunet_fold_ensemble_cpu": ("logits = torch.zeros((2, *data.shape[1:]))",
                                  "with torch.inference_mode():"),
     "peft_adapter_reenabled_after_engine": ("self.model.to(self.dtype)", "@torch.inference_mode()"),
+    "predictor_model_built_in_stream_inference": (
+        "return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 1, 1))",
+        "@torch.inference_mode()"),
     "rotary_cache_eval_then_train": ("self._cos_cached = torch.cos(freqs)",
                                      "with torch.inference_mode():"),
     "sglang_warmup_lazy_workspace": ("self._workspace = torch.empty(num_tokens, head_dim)",

@@ -56,7 +56,8 @@ class Annotation:
             return "while inference mode was on (entered where the tracer does not see)"
         if region.file != self.origin.file:
             where = Place(region.file, region.line, "<module>").shown()
-        elif region.function != self.origin.function and region.function != "<module>":
+        elif (region.function != self.origin.function and region.function != "<module>"
+              and not self.region_decorated):  # a decorated region already names its function
             where = f"line {region.line} in {region.function}()"
         else:
             where = f"line {region.line}"

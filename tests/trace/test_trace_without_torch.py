@@ -170,8 +170,7 @@ def test_annotation_names_the_origin_the_region_and_the_rule():
         "`with torch.inference_mode():` at line 33 (see `gradlint rule GL201`)")
     decorated = _annotation(region=Place(os.path.abspath("train.py"), 30, "Model.embed"),
                             region_text="@torch.inference_mode()", region_decorated=True)
-    assert "inside `@torch.inference_mode()` function Model.embed() at line 30 in Model.embed()" \
-        in decorated.text()
+    assert "inside `@torch.inference_mode()` function Model.embed() at line 30 (see" in decorated.text()
     other_file = _annotation(region=Place(os.path.abspath("loop.py"), 9, "run"))
     assert "at loop.py:9 (see" in other_file.text()
     assert "did not see where the inference tensor was made" in _annotation(origin=None).text()
