@@ -1,7 +1,7 @@
 """`gradlint check`, `gradlint fix`, `gradlint rule`.
 
 Exit codes: 0 nothing left to report, 1 findings left, 2 usage, configuration,
-unreadable input or internal error.
+unreadable input, unwritable output or internal error, 130 interrupted (Ctrl-C).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 import sys
 import traceback
 from collections import Counter
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import click
 
@@ -21,14 +21,16 @@ from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, reporters
 from gradlint.reporters.progress import with_progress
-from gradlint.reporters.text import location
+from gradlint.reporters.text import location, shown_path
 from gradlint.nearest_config import CACHE_DIR_VARIABLE, CommandLine, SettingsResolver
 from gradlint.runner import BESIDE_CONFIGURATION, DEFAULT_CACHE_DIR, defer_import, run_files
 from gradlint.settings import SelectionError, Settings
+from gradlint.source import SourceError
 from gradlint.trace.command import trace
 from gradlint.trace.compare import compare_trace as trace_comparison
 
 USAGE_ERROR = 2
+INTERRUPTED = 130
 
 
 class GradlintError(click.ClickException):
@@ -149,7 +151,7 @@ def _use_color(choice: str) -> bool:
         return True
     if choice == "never" or "NO_COLOR" in os.environ:
         return False
-    return sys.stdout.isatty()
+    return sys.stdout is not None and sys.stdout.isatty()
 
 
 def _display_paths(paths: Iterable[str]) -> Iterator[str]:
@@ -176,7 +178,7 @@ def _files(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool
     shown = _display_paths(files)
     context = click.get_current_context(silent=True)
     quiet = bool(context and context.params.get("quiet"))
-    if not progress or quiet or not sys.stderr.isatty():
+    if not progress or quiet or sys.stderr is None or not sys.stderr.isatty():
         return shown, found.skipped
     verb = "Fixing" if context and context.info_name == "fix" else "Checking"
     with _ConfigurationErrors():
@@ -240,14 +242,19 @@ def _print_statistics(result: RunResult, format_name: str, stream) -> None:
             stream.write(f"{row['count']:>5}\t{row['code']}\t[{row['name']}]{marker}\n")
 
 
+def _naming(message: str, path: str) -> str:
+    """A message that starts with a file name, the name escaped as findings show it."""
+    return shown_path(path) + message[len(path):] if message.startswith(path + ":") else message
+
+
 def _summary(result: RunResult, skipped, quiet: bool, file_count: Optional[int] = None) -> None:
     for report in result.reports:
         if report.error:
-            click.echo(f"gradlint: error: {report.error}", err=True)
+            click.echo(f"gradlint: error: {_naming(report.error, report.path)}", err=True)
         for note in report.notes:
-            click.echo(f"gradlint: warning: {note}", err=True)
+            click.echo(f"gradlint: warning: {_naming(note, report.path)}", err=True)
     for path, reason in skipped:
-        click.echo(f"gradlint: warning: {path}: skipped: {reason}", err=True)
+        click.echo(f"gradlint: warning: {shown_path(path)}: skipped: {reason}", err=True)
     if quiet:
         return
     findings = result.findings
@@ -287,7 +294,9 @@ def _validate_format(options: dict) -> None:
 def _stdin_source(name: str):
     language = language_for(name)
     if language is None:
-        raise GradlintError(f"--stdin-filename {name}: not a Python, C++ or notebook file name")
+        raise GradlintError(f"--stdin-filename {name!r}: not a Python, C++ or notebook file name")
+    if sys.stdin is None:
+        raise GradlintError("--stdin-filename: stdin is closed")
     raw = sys.stdin.buffer.read()
     try:
         return language, language.decode(raw)
@@ -296,20 +305,88 @@ def _stdin_source(name: str):
 
 
 def _finish(result: RunResult, options: dict, skipped=(), file_count: Optional[int] = None) -> None:
-    _report(result, options)
-    _summary(result, skipped, options["quiet"], file_count)
     code = exit_code(result.reports)
     if options.get("exit_non_zero_on_fix") and result.applied_fixes and code == 0:
         code = 1
     if options["exit_zero"] and code == 1:
         code = 0
+    if not _to_stdout(lambda: _report(result, options)):
+        code = USAGE_ERROR
+    _to_stderr(lambda: _summary(result, skipped, options["quiet"], file_count))
     sys.exit(code)
+
+
+def _to_stdout(write: Callable[[], None]) -> bool:
+    """Run `write`, which prints to stdout, as Unix tools do: a reader that went away
+    (EPIPE, `| head`) ends the output quietly; a closed or full stdout is said on stderr.
+    False when the output could not be written."""
+    if sys.stdout is None:
+        _to_stderr(lambda: click.echo("gradlint: error: cannot write the output: stdout is closed", err=True))
+        return False
+    try:
+        write()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+        return True
+    except OSError as error:
+        _discard_stdout()
+        message = f"gradlint: error: cannot write the output: {error.strerror or error}"
+        _to_stderr(lambda: click.echo(message, err=True))
+        return False
+    return True
+
+
+def _to_stderr(write: Callable[[], None]) -> None:
+    """Messages for a stderr that may be closed, full or gone: then they are lost, nothing else."""
+    try:
+        write()
+        if sys.stderr is not None:
+            sys.stderr.flush()
+    except OSError:
+        if sys.stderr is not None:
+            _point_at_null(sys.stderr)
+
+
+def _discard_stdout() -> None:
+    """What is still buffered for stdout goes nowhere, so exiting does not fail on it again."""
+    _point_at_null(sys.stdout)
+
+
+def _point_at_null(stream) -> None:
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # not a real descriptor (tests capture it)
+        pass
+
+
+def _prepare_standard_streams() -> None:
+    """A closed stdin, stdout or stderr is held open on the null device, so no file
+    gradlint opens gets descriptor 0, 1 or 2 (and text meant for the terminal cannot land
+    in a source file). Text that the output's encoding cannot spell is escaped, not fatal
+    (`PYTHONIOENCODING=ascii` with a file named `é.py`)."""
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            try:
+                os.open(os.devnull, os.O_RDWR)  # takes the lowest free descriptor: this one
+            except OSError:
+                pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gradlint")
 def main() -> None:
     """Find and fix misused PyTorch gradient-mode guards in Python and C++."""
+    _prepare_standard_streams()
     defer_import("libcst")  # loaded only when some file needs parsing
 
 
@@ -319,12 +396,16 @@ def _guarded(function):
     def wrapper(**options):
         try:
             return function(**options)
-        except (click.ClickException, click.exceptions.Exit, SystemExit, KeyboardInterrupt):
+        except (click.ClickException, click.exceptions.Exit, SystemExit):
             raise
+        except KeyboardInterrupt:  # the pool's workers end with their temporaries removed
+            _to_stderr(lambda: click.echo("gradlint: interrupted", err=True))
+            sys.exit(INTERRUPTED)
         except Exception as error:  # the last line of defence: never a raw traceback
             if options.get("verbose"):
-                traceback.print_exc()
-            click.echo(f"gradlint: internal error: {type(error).__name__}: {error}", err=True)
+                _to_stderr(traceback.print_exc)
+            message = f"gradlint: internal error: {type(error).__name__}: {error}"
+            _to_stderr(lambda: click.echo(message, err=True))
             sys.exit(USAGE_ERROR)
 
     wrapper.__name__ = function.__name__
@@ -334,6 +415,8 @@ def _guarded(function):
 
 def _stdin_report(options: dict, resolver: SettingsResolver):
     name = options["stdin_filename"]
+    if language_for(name) is None:  # before settings are looked up for a name that is none
+        _stdin_source(name)
     with _ConfigurationErrors():
         settings = resolver.for_path(name)
     language, source = _stdin_source(name)
@@ -393,7 +476,7 @@ def check(paths, apply_fixes, diff, add_noqa, compare_trace=None, **options) -> 
     resolver = build_resolver(paths, options)
     if options["show_settings"] or options["show_files"]:
         _show_and_exit(paths, resolver, options)
-    if options["stdin_filename"]:
+    if options["stdin_filename"] is not None:  # "" is a name too (refused), not "no stdin"
         name, settings, language, source = _stdin_report(options, resolver)
         report = FileReport(name, Linter(settings, verbose=options["verbose"]).check_text(source.text, name, language))
         _finish(RunResult([report], "check", settings.unsafe_fixes, from_stdin=True), options)
@@ -423,7 +506,7 @@ def _add_noqa(paths, options: dict) -> None:
                 failed = True
                 click.echo(f"gradlint: warning: {note}", err=True)
     for path, reason in skipped:
-        click.echo(f"gradlint: warning: {path}: skipped: {reason}", err=True)
+        click.echo(f"gradlint: warning: {shown_path(path)}: skipped: {reason}", err=True)
     if not options["quiet"]:
         click.echo(f"Added {added} suppression{'s' if added != 1 else ''} in {changed} "
                    f"file{'s' if changed != 1 else ''}.", err=True)
@@ -450,33 +533,37 @@ def _fix(paths, diff: bool, options: dict) -> None:
     resolver = build_resolver(paths, options)
     if options["show_settings"] or options["show_files"]:
         _show_and_exit(paths, resolver, options)
-    if options["stdin_filename"]:
+    if options["stdin_filename"] is not None:  # never touch the disk in stdin mode
         name, settings, language, source = _stdin_report(options, resolver)
         outcome = Linter(settings, verbose=options["verbose"]).fix_text(source.text, name, language)
+        try:
+            fixed = source.encode(outcome.text)
+        except (SourceError, UnicodeError, ValueError) as error:  # an encoding that does not round-trip
+            _to_stdout(lambda: sys.stdout.buffer.write(source.raw))  # the text as it came
+            raise GradlintError(f"{name}: {error}") from None
         if diff:
-            _print_diff(name, source.file_text(source.text), source.file_text(outcome.text))
-            sys.exit(1 if outcome.text != source.text else 0)
-        sys.stdout.buffer.write(source.encode(outcome.text))
-        sys.stdout.flush()
-        for finding in outcome.findings:
-            click.echo(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}", err=True)
+            before, after = source.file_text(source.text), source.file_text(outcome.text)
+            written = _to_stdout(lambda: _print_diff(name, before, after))
+            sys.exit(USAGE_ERROR if not written else 1 if outcome.text != source.text else 0)
+        written = _to_stdout(lambda: sys.stdout.buffer.write(fixed))
+        _to_stderr(lambda: [click.echo(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}",
+                                       err=True) for finding in outcome.findings])
         failed = outcome.findings or (options["exit_non_zero_on_fix"] and outcome.applied)
-        sys.exit(1 if failed and not options["exit_zero"] else 0)
+        sys.exit(USAGE_ERROR if not written else 1 if failed and not options["exit_zero"] else 0)
     files, skipped = _files(paths, resolver, options["force_exclude"])
     outcome = _run(files, resolver, options, "fix", write=not diff)
     reports = outcome.reports
     if diff:
         changed = [report for report in reports if report.changed]
-        for report in changed:
-            _print_diff(report.path, *report.diff_texts)
+        written = _to_stdout(lambda: [_print_diff(report.path, *report.diff_texts) for report in changed])
         for report in reports:
             if report.error:
-                click.echo(f"gradlint: error: {report.error}", err=True)
+                click.echo(f"gradlint: error: {_naming(report.error, report.path)}", err=True)
         if not options["quiet"]:
             count = sum(len(report.applied_fixes) for report in changed)
             click.echo(f"Would fix {count} finding{'s' if count != 1 else ''} in {len(changed)} "
                        f"file{'s' if len(changed) != 1 else ''}.", err=True)
-        sys.exit(2 if any(report.error for report in reports) else (1 if changed else 0))
+        sys.exit(2 if not written or any(report.error for report in reports) else (1 if changed else 0))
     _finish(RunResult(reports, "fix", _unsafe_fixes(resolver, paths)), options, skipped, outcome.file_count)
 
 

@@ -108,13 +108,22 @@ def _load_one(path: str, required_table: bool) -> Dict[str, Any]:
         with open(path, "rb") as handle:
             line = handle.read()[:error.start].count(b"\n") + 1
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 (line {line})") from None
+    tool = _tool_table(document, path)
     if os.path.basename(path) == "pyproject.toml" or required_table:
-        table = document.get("tool", {}).get("gradlint", {})
+        table = tool.get("gradlint", {})
     else:  # a dedicated gradlint.toml holds the keys at top level
-        table = document.get("tool", {}).get("gradlint", document)
+        table = tool.get("gradlint", document)
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.gradlint] must be a table")
+        raise ConfigError(f"{path}: [tool.gradlint] must be a table, not {table!r}")
     return validate(table, path)
+
+
+def _tool_table(document: Dict[str, Any], path: str) -> Dict[str, Any]:
+    """The `[tool]` table, which PEP 518 makes a table for every tool to share."""
+    tool = document.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: tool must be a table (PEP 518), not {tool!r}")
+    return tool
 
 
 def _with_line(error: Exception, path: str) -> str:
@@ -164,7 +173,9 @@ def _has_gradlint_table(path: str) -> bool:
                 return b"[tool.gradlint" in handle.read()
         except OSError:
             return False
-    return isinstance(document.get("tool", {}).get("gradlint"), dict)
+    tool = document.get("tool", {})
+    # A `tool` or `tool.gradlint` that is no table is ours to report (by load), not to skip.
+    return not isinstance(tool, dict) or "gradlint" in tool
 
 
 def config_file_in(folder: str) -> Optional[str]:

@@ -16,7 +16,7 @@ from gradlint.rule import Rule, TextSearch, all_rules, required_strings
 from gradlint.settings import Settings
 from gradlint.suppression import MAY_NAME_OUR_CODES, UNUSED_SUPPRESSION, unused as unused_suppressions
 from gradlint.source import (
-    ConcurrentModification, DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
+    DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
 )
 
 INTERNAL_ERROR = "GL999"
@@ -274,20 +274,24 @@ class Linter:
         report.notes.extend(outcome.notes)
         report.applied_fixes = outcome.applied
         report.original, report.fixed = source.text, outcome.text
-        if not write and report.changed:
-            report.diff_texts = (source.file_text(source.text), source.file_text(outcome.text))
-        if write and report.changed:
-            try:
-                write_atomic(path, source.encode(outcome.text), expected_old=source.raw)
-            except ConcurrentModification as error:
-                report.error = f"{path}: {error}"
-                report.findings = self.check_text(source.text, path, language)
-                report.applied_fixes = []
-                report.fixed = source.text
-            except (OSError, UnicodeEncodeError) as error:
-                report.error = f"{path}: cannot write the fixed file: {error}"
-                report.applied_fixes = []
-                report.fixed = source.text
+        if not report.changed:
+            return report
+        try:
+            data = source.encode(outcome.text)
+            if not write:
+                report.diff_texts = (source.file_text(source.text), source.file_text(outcome.text))
+                return report
+            write_atomic(path, data, expected_old=source.raw)
+        except SourceError as error:  # changed meanwhile, read-only, an encoding that does not round-trip
+            report.error = f"{path}: {error}"
+        except (OSError, UnicodeError, ValueError) as error:
+            report.error = f"{path}: cannot write the fixed file: {getattr(error, 'strerror', None) or error}"
+        else:
+            return report
+        # Nothing was written: what is reported is what the file on disk still holds.
+        report.findings = self.check_text(source.text, path, language)
+        report.applied_fixes = []
+        report.fixed = source.text
         return report
 
 

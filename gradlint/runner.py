@@ -15,8 +15,9 @@ import collections.abc
 import hashlib
 import importlib.util
 import marshal
-import struct
 import os
+import signal
+import struct
 import sys
 import time
 import types
@@ -29,7 +30,9 @@ from gradlint.discovery import split_path
 from gradlint.engine import FileReport, Linter
 from gradlint.frontend import language_for
 from gradlint.settings import Settings
-from gradlint.source import SourceError, read_bytes, read_bytes_and_status
+from gradlint.source import (
+    SourceError, read_bytes, read_bytes_and_status, remove_stale_temporaries,
+)
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
 # run_files(cache_dir=BESIDE_CONFIGURATION): each configuration's cache in its own folder.
@@ -45,7 +48,7 @@ SERIAL_FIRST_MAX_FILES = 500
 # files in flight, not the whole tree.
 MAX_BATCHES_IN_FLIGHT = 64
 FILES_PER_TASK = 16
-_MAGIC = b"gradlint-cache-3\n"
+_MAGIC = b"gradlint-cache-4\n"
 # Index files kept per cache folder: each configuration and each version of the code
 # makes its own, and the oldest are removed past this many.
 MAX_INDEXES = 8
@@ -140,16 +143,28 @@ def _encode_finding(finding: Finding) -> tuple:
 
 
 def _decode_finding(path: str, data: tuple) -> Finding:
+    """The finding `_encode_finding` made; ValueError for anything of another shape (an
+    index written by another version, or damaged in a way its checksum cannot see)."""
     (code, name, message, severity, start_line, start_column, end_line, end_column,
      start_offset, end_offset, fix, cell) = data
+    if not all(isinstance(value, str) for value in (code, name, message)) or not all(
+            type(value) is int for value in (start_line, start_column, end_line, end_column,
+                                             start_offset, end_offset)) or not (cell is None or type(cell) is int):
+        raise ValueError("not a cached finding")
     if fix is not None:
         edits, safety, title = fix
+        if not isinstance(title, str) or not all(
+                type(start) is int and type(end) is int and isinstance(text, str) for start, end, text in edits):
+            raise ValueError("not a cached fix")
         fix = Fix(tuple(Edit(*edit) for edit in edits), Safety(safety), title)
     return Finding(path, code, name, message, Severity(severity), Position(start_line, start_column),
                    Position(end_line, end_column), start_offset, end_offset, fix, cell)
 
 
-_STAMP = struct.Struct("<qq")  # size, modification time in ns
+# Size, modification and change times in ns, inode: `cp -p`, `touch -r`, `rsync -t` and tar
+# can give other bytes the old size and modification time, never the old change time
+# and inode (git stamps its index the same way).
+_STAMP = struct.Struct("<qqqQ")
 
 
 def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple]):
@@ -160,8 +175,12 @@ def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple]):
 
 
 def _unpack_entry(entry) -> Tuple[bytes, tuple, Optional[tuple]]:
-    """(digest, encoded findings, stamp or None) of a `_pack_entry` result."""
+    """(digest, encoded findings, stamp or None) of a `_pack_entry` result; ValueError
+    (or TypeError, struct.error) for anything else."""
     packed, encoded_findings = (entry, ()) if isinstance(entry, bytes) else entry
+    if not isinstance(packed, bytes) or len(packed) not in (_DIGEST_SIZE, _DIGEST_SIZE + _STAMP.size) \
+            or not isinstance(encoded_findings, tuple):
+        raise ValueError("not a cache entry")
     stamp = _STAMP.unpack_from(packed, _DIGEST_SIZE) if len(packed) > _DIGEST_SIZE else None
     return packed[:_DIGEST_SIZE], encoded_findings, stamp
 
@@ -175,6 +194,7 @@ class ResultCache:
         self.read_stamp: Optional[tuple] = None  # the index file as it was when read
         self.entries: Dict[bytes, object] = self._read()  # path_key(path) -> _pack_entry(...)
         self.updates: Dict[str, Tuple[bytes, tuple]] = {}
+        self.discarded: set = set()  # keys of entries that did not decode
 
     def _stamp(self) -> Optional[tuple]:
         try:
@@ -205,13 +225,22 @@ class ResultCache:
     def store(self, key: bytes, digest: bytes, encoded_findings: tuple, stamp: Optional[tuple] = None) -> None:
         self.updates[key] = _pack_entry(digest, encoded_findings, stamp)
 
+    def discard(self, key: bytes) -> None:
+        """Drop an entry that does not decode: a miss now, and gone from the index once saved."""
+        self.entries.pop(key, None)
+        self.discarded.add(key)
+
     def save(self) -> Optional[str]:
-        """Merge this run's entries into the index on disk; an error message if it cannot."""
-        if not self.updates:
+        """Merge this run's entries into the index on disk, without the discarded ones; an
+        error message if it cannot."""
+        discarded, self.discarded = self.discarded, set()
+        if not self.updates and not discarded:
             return None
         # Another run may have written since we read: merge into what it wrote. Otherwise
         # update in place, not to hold two copies of a large index.
         merged = self.entries if self._stamp() == self.read_stamp else self._read()
+        for key in discarded:
+            merged.pop(key, None)
         merged.update(self.updates)
         self.updates = {}
         payload = marshal.dumps(merged)
@@ -299,10 +328,16 @@ class _Job:
         """The report the cache holds for the file as it is now; None: lint it."""
         settings = self.settings.for_path(path)
         cache = self.cache_for(settings)
-        entry = cache.entries.get(self.key(path)) if cache is not None else None
+        key = self.key(path)
+        entry = cache.entries.get(key) if cache is not None else None
         if entry is None:
             return None
-        digest, encoded_findings, stamp = _unpack_entry(entry)
+        try:
+            digest, encoded_findings, stamp = _unpack_entry(entry)
+            findings = [_decode_finding(path, data) for data in encoded_findings]
+        except Exception:  # any shape but the one written: a miss, and the entry goes
+            cache.discard(key)
+            return None
         if stamp is None or _stat_stamp(path) != stamp:
             try:
                 raw = read_bytes(path)
@@ -310,7 +345,6 @@ class _Job:
                 return None  # lint() reports it
             if digest != content_hash(raw):
                 return None
-        findings = [_decode_finding(path, data) for data in encoded_findings]
         if self.mode == "fix" and any(
                 f.fix is not None and f.fix.is_applicable(settings.unsafe_fixes) for f in findings):
             return None
@@ -347,21 +381,25 @@ _SETTLED_NS = 2_000_000_000
 
 
 def _stat_stamp(path: str) -> Optional[tuple]:
-    """(size, mtime) of the file, which lets a warm run skip reading it; None when it
+    """The `_STAMP` of the file, which lets a warm run skip reading it; None when it
     cannot be had."""
     try:
         status = os.stat(path)
     except OSError:
         return None
-    return status.st_size, status.st_mtime_ns
+    return _stamp_of(status)
+
+
+def _stamp_of(status: os.stat_result) -> tuple:
+    return status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino
 
 
 def _settled_stamp(status: os.stat_result) -> Optional[tuple]:
     """The stamp to store for a file with this status; None when it changed in the last
     two seconds (it may change again within the same tick)."""
-    if status.st_mtime_ns > time.time_ns() - _SETTLED_NS:
+    if max(status.st_mtime_ns, status.st_ctime_ns) > time.time_ns() - _SETTLED_NS:
         return None
-    return status.st_size, status.st_mtime_ns
+    return _stamp_of(status)
 
 
 _WORKER_JOB: Optional[_Job] = None
@@ -370,6 +408,9 @@ _WORKER_JOB: Optional[_Job] = None
 def _init_worker(job: _Job) -> None:
     global _WORKER_JOB
     _WORKER_JOB = job
+    # Ctrl-C reaches the whole process group: the main process alone handles it, and ends
+    # the workers with SIGTERM, which a worker takes once the write it is making is done.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _lint_many(paths: Sequence[str]) -> list:
@@ -413,8 +454,15 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
     taken = _Taken(job, iter(sequence) if sequence is not None else None)
     waiting: Deque[Tuple[str, Optional[FileReport]]] = collections.deque()  # in input order; None: to lint
     pool: Optional[_Pool] = None
+    swept: set = set()  # folders cleared of the temporaries killed runs left
+    results = None
     try:
         for path in files if sequence is None else (files[index] for index in range(len(files))):
+            if mode == "fix" and write:
+                folder = split_path(path)[0]
+                if folder not in swept:
+                    swept.add(folder)
+                    remove_stale_temporaries(folder)
             report = job.cached(path)
             if pool is None and not waiting and (report is not None or jobs <= 1):
                 if report is not None:
@@ -442,8 +490,9 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
         while waiting:
             path, cached = waiting.popleft()
             taken.take(path, cached, results)
-        results.close()  # ends a pool `_results` started
     finally:
+        if results is not None:
+            results.close()  # ends a pool `_results` started (also on Ctrl-C)
         if pool is not None:
             pool.close()
     return RunOutcome(taken.reports, taken.count, job.save_caches())

@@ -15,11 +15,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import sys
 from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.workspace import TextDocument
+from pygls.protocol import LanguageServerProtocol
+from pygls.workspace import TextDocument, Workspace
 
 from gradlint import __version__
 from gradlint.api import linter_for
@@ -42,7 +45,70 @@ _SEVERITIES = {
     Severity.INFO: types.DiagnosticSeverity.Information,
 }
 
-server = LanguageServer(SOURCE, __version__, notebook_document_sync=types.NotebookDocumentSyncOptions(
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls, answering a request whose parameters do not fit the protocol (a negative
+    line, a line past 2**31 - 1, a string for a number) with -32602 instead of dropping it."""
+
+    def structure_message(self, data):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(data["id"], error=error.to_response_error())
+            raise
+
+
+class _LineDocument(TextDocument):
+    """A document held as its list of lines while it is edited: an incremental change
+    replaces the lines it touches, where pygls rebuilds the whole text for each one
+    (seconds for a burst of keystrokes in a long file). The text is joined when read."""
+
+    _held_lines: Optional[List[str]] = None
+
+    @property
+    def source(self) -> str:
+        if self._held_lines is not None:
+            self._source, self._held_lines = "".join(self._held_lines), None
+        return super().source
+
+    @property
+    def lines(self):
+        return self._held_lines if self._held_lines is not None else tuple(self.source.splitlines(True))
+
+    def _apply_incremental_change(self, change) -> None:
+        lines = self._held_lines if self._held_lines is not None else self.source.splitlines(True)
+        edit = self._position_codec.range_from_client_units(lines, change.range)
+        start, end = edit.start, edit.end
+        if start.line >= len(lines):
+            lines.append(change.text)  # an edit at the very end, as pygls takes it
+        else:
+            end_line = min(end.line, len(lines) - 1)
+            tail = lines[end_line][end.character:] if end.line < len(lines) else ""
+            # Split again with the lines around, as splitlines would split the whole text
+            # (a "\r" that meets a "\n" becomes one line break).
+            first = max(0, start.line - 1)
+            last = min(len(lines), end_line + 2)
+            window = ("".join(lines[first:start.line]) + lines[start.line][:start.character] + change.text
+                      + tail + "".join(lines[end_line + 1:last]))
+            lines[first:last] = window.splitlines(True)
+        self._held_lines, self._source = lines, None
+
+
+class _Workspace(Workspace):
+    def _create_text_document(self, doc_uri, source=None, version=None, language_id=None):
+        return _LineDocument(doc_uri, source=source, version=version, language_id=language_id,
+                             sync_kind=self._sync_kind, position_codec=self._position_codec)
+
+
+def _open_document(ls: LanguageServer, uri: str) -> Optional[TextDocument]:
+    """The open document; None for one the client never opened (pygls would read the
+    disk for it, and fail on a file that is not there)."""
+    return ls.workspace.text_documents.get(uri)
+
+
+server = LanguageServer(SOURCE, __version__, protocol_cls=_Protocol, notebook_document_sync=types.NotebookDocumentSyncOptions(
     notebook_selector=[types.NotebookDocumentFilterWithCells(
         notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")])]))
 _shown_errors = set()  # configuration errors already shown, so edits do not repeat them
@@ -52,6 +118,7 @@ _client_selection = {"select": (), "extend_select": (), "ignore": ()}
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: LanguageServer, params: types.InitializeParams) -> None:
+    ls.workspace.__class__ = _Workspace  # made by pygls just before this handler
     options = params.initialization_options
     if not isinstance(options, dict):
         return
@@ -100,7 +167,15 @@ def _prepare(ls: LanguageServer, document: TextDocument) -> Optional[Tuple[str, 
     settings = _settings_for(ls, path) if path else _default_settings()
     if path and _excluded(path, settings):
         return None
-    return name, language_for(name), linter_for(settings), document.source
+    text, language = document.source, language_for(name)
+    if language.max_bytes is not None and len(text.encode("utf-8", "surrogatepass")) > language.max_bytes:
+        message = (f"gradlint: {os.path.basename(name)} is not checked: more than the "
+                   f"{language.max_bytes // 2**20} MB gradlint parses (as `gradlint check` skips it)")
+        if message not in _shown_errors:
+            _shown_errors.add(message)
+            ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
+        return None
+    return name, language, linter_for(settings), text
 
 
 def _excluded(path: str, settings) -> bool:
@@ -159,15 +234,22 @@ async def _publish_after(ls: LanguageServer, uri: str, delay: float) -> None:
     if ls.workspace.get_notebook_document(notebook_uri=uri) is not None:
         await _publish_notebook(ls, uri)
         return
-    document = ls.workspace.get_text_document(uri)
+    document = _open_document(ls, uri)
+    if document is None:
+        return  # closed meanwhile
     version, text = document.version, document.source
     prepared = _prepare(ls, document)
-    findings = await _in_thread(_check, prepared) if prepared is not None else []
-    if _open_version(ls, uri) != version:
+    # A check whose document changed while it waited for its turn is dropped unrun.
+    findings = await _in_thread(_check_if_current, ls, uri, version, prepared) if prepared is not None else []
+    if findings is None or _open_version(ls, uri) != version:
         return  # changed or closed meanwhile: the newer state publishes for itself
     positions = _Positions(ls, text)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
         uri=uri, diagnostics=[_diagnostic(finding, positions) for finding in findings], version=version))
+
+
+def _check_if_current(ls: LanguageServer, uri: str, version: int, prepared) -> Optional[List[Finding]]:
+    return _check(prepared) if _open_version(ls, uri) == version else None
 
 
 def _open_version(ls: LanguageServer, uri: str) -> Optional[int]:
@@ -238,7 +320,9 @@ async def code_action(ls: LanguageServer, params: types.CodeActionParams) -> Lis
     notebook = ls.workspace.get_notebook_document(cell_uri=uri)
     if notebook is not None:
         return await _in_thread(_cell_code_actions, ls, params, notebook)
-    document = ls.workspace.get_text_document(uri)
+    document = _open_document(ls, uri)
+    if document is None:
+        return []  # not open: nothing of ours to act on
     prepared = _prepare(ls, document)
     if prepared is None:
         return []
@@ -348,8 +432,8 @@ async def hover(ls: LanguageServer, params: types.HoverParams) -> Optional[types
         positions = _Positions(ls, ls.workspace.get_text_document(uri).source)
         return _hover_text([finding for finding in checked.findings if finding.cell == cell
                             and _contains(positions.range(finding), params.position)])
-    document = ls.workspace.get_text_document(uri)
-    prepared = _prepare(ls, document)
+    document = _open_document(ls, uri)
+    prepared = _prepare(ls, document) if document is not None else None
     if prepared is None:
         return None
     findings = await _in_thread(_check, prepared)
@@ -484,4 +568,16 @@ async def notebook_did_close(ls: LanguageServer, params: types.DidCloseNotebookD
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
 def run() -> None:
-    server.start_io()
+    """Serve until the client says `exit`, then end at once: a check still running in the
+    worker thread is of use to nobody, and waiting for it could take minutes."""
+    code = 0
+    try:
+        server.start_io()
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 0
+    finally:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

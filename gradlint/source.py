@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import ast
 import codecs
+import errno
 import io
 import os
 import re
+import signal
 import stat
 import sys
 import threading
+import time
 import tokenize
 import warnings
 from dataclasses import dataclass
@@ -33,8 +36,30 @@ class DecodedSource:
     raw: bytes
 
     def encode(self, text: str) -> bytes:
-        data = text.encode(self.encoding)
-        return _BOM + data if self.bom else data
+        """The file's bytes once `text` replaces `self.text`: the edited part encoded and
+        spliced into the original bytes, which stay as they were around it. A codec that
+        would spell the unchanged parts differently (a stateful one such as utf-7, or
+        unicode_escape, which turns line breaks into `\\n`) raises NoRoundTrip: such a
+        file is never written."""
+        if text == self.text:
+            return self.raw
+        if self.encoding in _BIJECTIVE_CODECS:  # every string has one spelling: splicing is encoding
+            data = text.encode(self.encoding)
+            return _BOM + data if self.bom else data
+        body = self.raw[len(_BOM):] if self.bom else self.raw
+        same_start = _common_prefix_length(self.text, text)
+        same_end = _common_prefix_length(self.text[same_start:][::-1], text[same_start:][::-1])
+        try:
+            before = self.text[:same_start].encode(self.encoding)
+            after = self.text[len(self.text) - same_end:].encode(self.encoding)
+            middle = text[same_start:len(text) - same_end].encode(self.encoding)
+        except UnicodeError as error:
+            raise NoRoundTrip(f"the fix cannot be written in {self.encoding}: {error}") from None
+        spliced = body[:len(before)] + middle + body[len(body) - len(after):]
+        if (not body.startswith(before) or not body.endswith(after) or len(before) + len(after) > len(body)
+                or not _decodes_to(spliced, self.encoding, text)):
+            raise NoRoundTrip(f"not written: its encoding {self.encoding} would change bytes outside the fix")
+        return _BOM + spliced if self.bom else spliced
 
     def file_text(self, text: str) -> str:
         """What the file reads as once `text` is written back (a notebook's JSON, not
@@ -43,6 +68,33 @@ class DecodedSource:
         return data[len(_BOM):].decode(self.encoding) if data.startswith(_BOM) else data.decode(self.encoding)
 
 
+
+
+class NoRoundTrip(SourceError):
+    """Fixed text that cannot be written back without changing bytes outside the fix."""
+
+
+# Codecs that decode and encode strictly one to one: the same text, the same bytes.
+_BIJECTIVE_CODECS = frozenset({"utf-8", "latin-1", "iso-8859-1", "ascii"})
+
+
+def _common_prefix_length(first: str, second: str) -> int:
+    limit = min(len(first), len(second))
+    low, high = 0, limit  # binary search on slices: C-speed comparisons, O(n log n) at worst
+    while low < high:
+        middle = (low + high + 1) // 2
+        if first[:middle] == second[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _decodes_to(data: bytes, codec: str, text: str) -> bool:
+    try:
+        return data.decode(codec) == text
+    except (UnicodeError, LookupError):
+        return False
 
 
 class UndecodableSource(SourceError):
@@ -60,8 +112,10 @@ class UndecodableSource(SourceError):
 
 def _undecodable(message: str, body: bytes, codec: str, bad_byte: int) -> UndecodableSource:
     try:
-        codecs.lookup(codec)
-    except LookupError:
+        if not codecs.lookup(codec)._is_text_encoding:
+            codec = "utf-8"
+        body.decode(codec, "replace")
+    except (LookupError, UnicodeError, ValueError, TypeError):  # the lossy text in UTF-8 then
         codec = "utf-8"
     before = body[:bad_byte].decode(codec, "replace")
     text = before + body[bad_byte:].decode(codec, "replace")
@@ -90,10 +144,16 @@ def decode_python(raw: bytes) -> DecodedSource:
         raise _undecodable(message, body, "utf-8", bad) from None
     codec = "utf-8" if encoding == "utf-8-sig" else encoding
     try:
+        if not codecs.lookup(codec)._is_text_encoding:  # base64, hex, rot13, zlib: bytes to bytes
+            raise _undecodable(f"encoding problem: the coding cookie names {codec}, which is not a text "
+                               f"encoding (Python refuses this file too)", body, "utf-8", 0)
         text = body.decode(codec)
     except UnicodeDecodeError as error:
         bad = body[error.start:error.start + 1]
         raise _undecodable(f"byte 0x{bad.hex()} is not valid {codec}", body, codec, error.start) from None
+    except (UnicodeError, ValueError, TypeError, LookupError) as error:  # a codec that fails its own way
+        raise _undecodable(f"encoding problem: {codec} cannot decode this file ({error})",
+                           body, "utf-8", 0) from None
     return DecodedSource(text, codec, bom, raw)
 
 
@@ -154,10 +214,26 @@ class ConcurrentModification(SourceError):
     pass
 
 
+class ReadOnlyFile(SourceError):
+    pass
+
+
+# What `tempfile.mkstemp(prefix=".gradlint-", suffix=".tmp")` names; one this old was left
+# by a run that was killed (a live run holds its temporary for the time one write takes).
+_TEMPORARY_NAME = re.compile(r"\.gradlint-[a-z0-9_]{8}\.tmp\Z")
+STALE_TEMPORARY_SECONDS = 600
+
+
 def write_atomic(path: str, data: bytes, expected_old: Optional[bytes] = None) -> None:
-    """Replace `path` with `data` all at once: a temporary file in the same folder,
-    flushed and synced, then renamed over the original, keeping its mode. A reader (or
-    a crash) sees the old bytes or the new ones, never a mix.
+    """Replace `path` with `data` all at once, keeping the file's identity: a temporary
+    file in the same folder, flushed and synced, given the original's owner, group, mode
+    and extended attributes (ACLs, SELinux labels), then renamed over it. A reader (or a
+    crash) sees the old bytes or the new ones, never a mix.
+
+    A file whose identity a new file cannot carry (several hard links, an owner or an
+    extended attribute this user cannot set) is written in place instead, once `data` is
+    complete: every link sees the fix and nothing about the file changes but its bytes.
+    A read-only file is refused (ReadOnlyFile).
 
     With `expected_old`, refuse (ConcurrentModification) when the file on disk no
     longer holds those bytes: someone changed it since we read it. When it already
@@ -165,10 +241,19 @@ def write_atomic(path: str, data: bytes, expected_old: Optional[bytes] = None) -
     """
     real_path = os.path.realpath(path)
     folder = os.path.dirname(real_path) or "."
-    try:
-        mode = os.stat(real_path).st_mode & 0o7777
-    except OSError:
-        mode = None
+    status = os.stat(real_path)
+    if not os.access(real_path, os.W_OK) or not status.st_mode & 0o222:
+        raise ReadOnlyFile("read-only file: not written (make it writable to fix it)")
+    if status.st_nlink > 1:
+        _write_in_place(real_path, data, expected_old)
+        return
+    # Ctrl-C or a pool's SIGTERM waits for the temporary to be renamed or removed.
+    with _signals_deferred():
+        _replace(real_path, folder, status, data, expected_old)
+
+
+def _replace(real_path: str, folder: str, status: os.stat_result, data: bytes,
+             expected_old: Optional[bytes]) -> None:
     import tempfile  # only a fix writes
 
     handle, temporary = tempfile.mkstemp(prefix=".gradlint-", suffix=".tmp", dir=folder)
@@ -177,8 +262,10 @@ def write_atomic(path: str, data: bytes, expected_old: Optional[bytes] = None) -
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
+        if not _copy_identity(real_path, status, temporary):
+            os.unlink(temporary)
+            _write_in_place(real_path, data, expected_old)
+            return
         with _exclusive_lock(real_path if expected_old is not None else None):
             # Checked last, after the slow part, so the window for a change is smallest;
             # the lock keeps two gradlint runs from both passing it.
@@ -199,17 +286,113 @@ def write_atomic(path: str, data: bytes, expected_old: Optional[bytes] = None) -
     _sync_folder(folder)
 
 
+def _copy_identity(original: str, status: os.stat_result, temporary: str) -> bool:
+    """Give `temporary` the owner, group, mode and extended attributes of `original`;
+    False when some of it cannot be given (then only writing in place keeps them)."""
+    if (status.st_uid, status.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.chown(temporary, status.st_uid, status.st_gid)
+        except OSError:
+            return False
+    os.chmod(temporary, status.st_mode & 0o7777)  # after chown, which clears set-id bits
+    if not hasattr(os, "listxattr"):
+        return True
+    try:
+        wanted = {name: os.getxattr(original, name) for name in os.listxattr(original)}
+    except OSError as error:
+        return error.errno in (errno.ENOTSUP, errno.EOPNOTSUPP)  # a file system without them
+    try:
+        present = set(os.listxattr(temporary))
+        for name in present - wanted.keys():  # inherited ones (a folder's default ACL)
+            os.removexattr(temporary, name)
+        for name, value in wanted.items():
+            if name not in present or os.getxattr(temporary, name) != value:
+                os.setxattr(temporary, name, value)
+    except OSError:
+        return False
+    return True
+
+
+def _write_in_place(path: str, data: bytes, expected_old: Optional[bytes]) -> None:
+    """Overwrite the file's own bytes (every hard link sees them). The space is reserved
+    first, so a full disk fails before anything changes, and Ctrl-C waits for the write."""
+    descriptor = os.open(path, os.O_RDWR)
+    try:
+        with _exclusive_lock(None, descriptor):
+            current = read_bytes(path)
+            if current == data:
+                return
+            if expected_old is not None and current != expected_old:
+                raise ConcurrentModification("changed on disk since it was read; not overwritten")
+            if hasattr(os, "posix_fallocate") and len(data) > len(current):
+                try:
+                    os.posix_fallocate(descriptor, 0, len(data))
+                except OSError as error:
+                    if error.errno not in (errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL):
+                        raise
+            with _signals_deferred():
+                written = 0
+                while written < len(data):
+                    written += os.pwrite(descriptor, data[written:], written)
+                os.ftruncate(descriptor, len(data))
+            os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+class _signals_deferred:
+    """Hold Ctrl-C and SIGTERM back while a write is under way (they act once it is done
+    or undone): no half-written file, no temporary left behind. Nests."""
+
+    _SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)}
+
+    def __enter__(self):
+        self.blocked = hasattr(signal, "pthread_sigmask")
+        if self.blocked:
+            self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.blocked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
+
+
+def remove_stale_temporaries(folder: str) -> None:
+    """Remove the temporaries a killed run of gradlint left in `folder` (its own name
+    pattern, and older than any live run's)."""
+    deadline = time.time() - STALE_TEMPORARY_SECONDS
+    try:
+        with os.scandir(folder or ".") as entries:
+            for entry in entries:
+                if entry.name.startswith(".gradlint-") and _TEMPORARY_NAME.match(entry.name):
+                    try:
+                        status = entry.stat(follow_symlinks=False)
+                        if stat.S_ISREG(status.st_mode) and status.st_mtime < deadline:
+                            os.unlink(entry.path)
+                    except OSError:
+                        pass  # another run removed it first
+    except OSError:
+        pass
+
+
 class _exclusive_lock:
     """An advisory lock on the file being replaced, held by gradlint runs only."""
 
-    def __init__(self, path: Optional[str]) -> None:
+    def __init__(self, path: Optional[str], descriptor: Optional[int] = None) -> None:
         self.path = path
         self.descriptor: Optional[int] = None
+        self.given = descriptor  # a descriptor the caller holds (and closes)
 
     def __enter__(self) -> "_exclusive_lock":
         try:
             import fcntl
         except ImportError:  # Windows: the content check alone
+            return self
+        if self.given is not None:
+            try:
+                fcntl.flock(self.given, fcntl.LOCK_EX)
+            except OSError:
+                pass
             return self
         if self.path is None:
             return self
@@ -221,6 +404,13 @@ class _exclusive_lock:
         return self
 
     def __exit__(self, *exc_info) -> None:
+        if self.given is not None:
+            try:
+                import fcntl
+
+                fcntl.flock(self.given, fcntl.LOCK_UN)
+            except (ImportError, OSError):
+                pass
         if self.descriptor is not None:
             os.close(self.descriptor)  # closing releases the lock
             self.descriptor = None
@@ -271,6 +461,11 @@ def python_gate(text: str) -> Tuple[Optional[Tuple[str, int]], bool]:
     """
     if "\0" in text:
         return ("NUL byte: Python refuses source that contains one", text.index("\0")), False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:  # an editor's buffer may hold half a UTF-16 pair
+        return (f"lone surrogate U+{ord(text[error.start]):04X}: not text, Python cannot compile it",
+                error.start), False
     source = text
     verdict = _compile_depth_verdict(source, MAX_PYTHON_NESTING)
     if verdict == "ok":

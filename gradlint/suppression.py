@@ -5,6 +5,10 @@
 - C++: `// NOLINT[(codes)]` on the line, `// NOLINTNEXTLINE[(codes)]` on the line above,
   `// NOLINTBEGIN[(codes)]` ... `// NOLINTEND[(codes)]` around a block.
 
+Only real comments count (Python's tokens; C++ comments told from literals by the
+lexer), so `"# noqa"` in a string suppresses nothing; `/* NOLINT */` counts as
+clang-tidy counts it.
+
 A code is written as everywhere else (`settings.selector_prefix`): a code, a prefix (`GL4`,
 `GL4*`) or `ALL`; no code at all means every code. Codes of other tools (`E501`,
 `bugprone-*`) are kept but never match ours. Each comment records which of its codes
@@ -12,9 +16,11 @@ suppressed something, for the unused-suppression rule (GL100).
 """
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, LineIndex, Safety
 from gradlint.settings import selector_prefix
@@ -33,7 +39,7 @@ _NOQA = re.compile(
 _FILE_NOQA = re.compile(
     rf"#\s*gradlint:\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.IGNORECASE
 )
-_NOLINT = re.compile(r"//\s*NOLINT(?P<kind>NEXTLINE|BEGIN|END)?(?:\((?P<codes>[^)]*)\))?")
+_NOLINT = re.compile(r"(?://|/\*)\s*NOLINT(?P<kind>NEXTLINE|BEGIN|END)?(?:\((?P<codes>[^)]*)\))?")
 _CODE_ITEM = re.compile(r"[^\s,]+")
 
 
@@ -86,10 +92,11 @@ class LineSuppressions:
         return suppressed
 
 
-def _codes(text: str, match: "re.Match[str]") -> Optional[Tuple[Tuple[str, int, int], ...]]:
+def _codes(text: str, match: "re.Match[str]", shift: int = 0) -> Optional[Tuple[Tuple[str, int, int], ...]]:
+    """The codes a comment names, with their offsets (`shift`: where the matched text starts)."""
     if match.group("codes") is None:
         return None
-    base = match.start("codes")
+    base = shift + match.start("codes")
     codes = tuple((item.group(0), base + item.start(), base + item.end())
                   for item in _CODE_ITEM.finditer(match.group("codes")))
     return codes or None
@@ -99,15 +106,35 @@ def python_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
     comments: List[Comment] = []
     by_line: Dict[int, List[Comment]] = {}
     if "noqa" in text or "NOQA" in text.upper():
-        for match in _FILE_NOQA.finditer(text):
-            comments.append(Comment(match.start(), match.end(), lines.position(match.start()).line,
-                                    _codes(text, match), file_wide=True))
-        for match in _NOQA.finditer(text):  # never inside `# gradlint: noqa`: `#` is not followed by noqa
-            line = lines.position(match.start()).line
-            comment = Comment(match.start(), match.end(), line, _codes(text, match))
-            comments.append(comment)
-            by_line.setdefault(line, []).append(comment)
+        for line, start, comment_text in _python_comments(text, lines):
+            for match in _FILE_NOQA.finditer(comment_text):
+                comments.append(Comment(start + match.start(), start + match.end(), line,
+                                        _codes(text, match, start), file_wide=True))
+            for match in _NOQA.finditer(comment_text):  # never inside `# gradlint: noqa`: `#` is not followed by noqa
+                comment = Comment(start + match.start(), start + match.end(), line, _codes(text, match, start))
+                comments.append(comment)
+                by_line.setdefault(line, []).append(comment)
     return LineSuppressions(comments, by_line)
+
+
+def _python_comments(text: str, lines: LineIndex) -> Iterator[Tuple[int, int, str]]:
+    """(line, offset, text) of each comment. Where tokenizing stops (a file with a syntax
+    error, reported as GL001), the lines it did not reach are read from their first `#`."""
+    reached = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            reached = token.end[0]
+            if token.type == tokenize.COMMENT:
+                line, column = token.start
+                yield line, lines.offset(line, column + 1), token.string
+        return
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    for line in range(reached + 1, lines.line_count + 1):
+        line_text = lines.line_text(line)
+        if "#" in line_text:
+            column = line_text.index("#")
+            yield line, lines.offset(line, column + 1), line_text[column:]
 
 
 def cpp_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
@@ -115,11 +142,20 @@ def cpp_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
     by_line: Dict[int, List[Comment]] = {}
     if "NOLINT" not in text:
         return LineSuppressions(comments, by_line)
+    from gradlint.cpp.lexer import lex
+
+    code = lex(text).code
     open_blocks: List[Comment] = []
     for match in _NOLINT.finditer(text):
+        if not _in_comment(text, code, match.start()):
+            continue
         line = lines.position(match.start()).line
         kind = match.group("kind")
-        comment = Comment(match.start(), match.end(), line, _codes(text, match))
+        end = match.end()
+        if text.startswith("/*", match.start()):  # the whole `/* ... */`
+            close = text.find("*/", end)
+            end = len(text) if close < 0 else close + 2
+        comment = Comment(match.start(), end, line, _codes(text, match))
         if kind == "END":
             # Closes the last block opened with the same codes (or any, for a bare END).
             written = match.group("codes")
@@ -141,6 +177,32 @@ def cpp_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
         for covered in range(block.line, lines.line_count + 1):
             by_line.setdefault(covered, []).append(block)
     return LineSuppressions(comments, by_line)
+
+
+def _in_comment(text: str, code: str, opener: int) -> bool:
+    """Whether the `//` or `/*` at `opener` is in a comment (its own or one around it)
+    rather than in a string or character literal. The lexer blanks both alike in `code`;
+    which one it is shows when the text since the last character of code is lexed again."""
+    from gradlint.cpp.lexer import lex
+
+    if code[opener] != " ":
+        return False  # code, not blanked: no comment at all
+    last_code = opener - 1
+    while last_code >= 0 and (code[last_code] != text[last_code] or text[last_code].isspace()):
+        last_code -= 1
+    # `;` stands for the code before, so that a `#` after it is no directive and no
+    # prefix such as `u8` runs into what follows.
+    before = ";" + text[last_code + 1:opener]
+    problems = lex(before).problems
+    if not problems:
+        return True
+    start, message = problems[-1]
+    if "comment" in message:
+        return True
+    if "raw" in message:
+        return False  # a raw string runs on to the end
+    # An unterminated ordinary literal ends with its line: it holds the opener only on that line.
+    return "\n" in before[start:] or "\r" in before[start:]
 
 
 def _same_codes(first: Comment, second: Comment) -> bool:
@@ -211,7 +273,7 @@ def _without_comment(text: str, comment: Comment) -> Fix:
             line_end = min(line_end, found)
     after = text[comment.end:line_end]
     before = text[line_start:comment.start]
-    opener = "//" if text.startswith("//", comment.start) else "#"
+    opener = "//" if text.startswith("//", comment.start) else "" if text.startswith("/*", comment.start) else "#"
     if after.strip():
         edit = Edit(comment.start, comment.end, opener)
     elif not before.strip():

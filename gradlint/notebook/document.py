@@ -231,11 +231,25 @@ def _read_cell(text: str, number: int, start: int, members: Any) -> Cell:
             if not isinstance(item, str):
                 raise NotebookError(f"cell {number + 1}: \"source\" holds a {type(item).__name__}, "
                                     "not only strings")
-        return Cell(number, cell_type, "".join(value), source_start, source_end, True, language)
-    if not isinstance(value, str):
+        source = "".join(value)
+    elif isinstance(value, str):
+        source = value
+    else:
         raise NotebookError(f"cell {number + 1}: \"source\" is a {type(value).__name__}, "
                             "not a string or a list of strings")
-    return Cell(number, cell_type, value, source_start, source_end, False, language)
+    if cell_type == "code":
+        _refuse_surrogates(source, number)
+    return Cell(number, cell_type, source, source_start, source_end, isinstance(value, list), language)
+
+
+def _refuse_surrogates(source: str, number: int) -> None:
+    """JSON may escape half a UTF-16 pair (`"\\ud800"`): that is no character, and no
+    Python can compile (or write out) a cell holding it."""
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise NotebookError(f"cell {number + 1}: its source holds a lone surrogate "
+                            f"(U+{ord(source[error.start]):04X}), which is not text") from None
 
 
 def _cell_language(metadata: Any) -> Optional[str]:
@@ -268,10 +282,11 @@ def _read(text: str) -> Notebook:
     if _skip(text, end) != len(text):
         raise _Malformed
     found = {key: (value_start, value) for key, value_start, _, value in members}  # the last wins
+    version = 3 if "worksheets" in found else found.get("nbformat", (0, 4))[1]  # no "nbformat": taken as 4
+    if version != 4 or isinstance(version, bool):
+        raise NotebookError(f"an nbformat {version!r} notebook; gradlint reads nbformat 4 only: convert it "
+                            "with `jupyter nbconvert --to notebook --nbformat 4`")
     if "cells" not in found:
-        if "worksheets" in found:
-            raise NotebookError("an nbformat 3 notebook (\"worksheets\"); convert it with "
-                                "`jupyter nbconvert --to notebook --nbformat 4`")
         raise NotebookError("no \"cells\" list: not a Jupyter notebook")
     cells_start, elements = found["cells"]
     if not text.startswith("[", cells_start):

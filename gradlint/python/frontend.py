@@ -26,16 +26,6 @@ class PythonFile:
             self.outline = outline  # made by the screens already
 
     @cached_property
-    def imports(self):
-        import libcst
-
-        from gradlint.python.names import ImportTable
-
-        statements = self.nodes(libcst.Import) + self.nodes(libcst.ImportFrom)
-        statements.sort(key=self._order.__getitem__)
-        return ImportTable.of_statements(statements)
-
-    @cached_property
     def outline(self):
         """CPython's `ast` view of the file (`gradlint.python.outline.Outline`), for rules
         that read it; None when CPython cannot parse the text."""
@@ -75,8 +65,16 @@ class PythonFile:
         """Whether `first` starts before `second` in the source."""
         return self._order[first] < self._order[second]
 
+    @cached_property
+    def names(self):
+        """Scope-aware name resolution (`gradlint.python.names.ScopedNames`)."""
+        from gradlint.python.names import ScopedNames
+
+        return ScopedNames(self.module, self.parent, self._order.get, self.children)
+
     def qualified_name(self, node) -> Optional[str]:
-        return self.imports.qualified_name(node)
+        """The qualified name `node` (a name or attribute chain) has where it is read."""
+        return self.names.qualified_name(node)
 
     @cached_property
     def _walk(self):

@@ -13,6 +13,9 @@ GUARD_SPELLINGS = {
     guard: (f"torch.{guard}", f"torch.autograd.{guard}", f"torch.autograd.grad_mode.{guard}")
     for guard in ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled")
 }
+# What `from <module> import *` binds, of the guards: torch's `__all__` (torch 2.13.0)
+# holds `no_grad`, `enable_grad` and `inference_mode`, not `set_grad_enabled`.
+STAR_EXPORTS = {"torch": ("no_grad", "enable_grad", "inference_mode")}
 _CANONICAL = {name: guard for guard, names in GUARD_SPELLINGS.items() for name in names}
 # What `inference_mode.__enter__` uses (§5): `torch._C._InferenceMode(True)`.
 _CANONICAL["torch._C._InferenceMode"] = "inference_mode"

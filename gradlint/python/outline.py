@@ -20,7 +20,7 @@ from functools import cached_property
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from gradlint.diagnostics import Diagnostic, LineIndex
-from gradlint.python.guards import canonical_guard
+from gradlint.python.guards import STAR_EXPORTS, canonical_guard
 
 FunctionDefinition = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -144,6 +144,9 @@ class Outline:
                     if alias.name != "*":
                         bindings.setdefault(alias.asname or alias.name, set()).add(
                             statement.module + "." + alias.name)
+                    else:
+                        for name in STAR_EXPORTS.get(statement.module, ()):
+                            bindings.setdefault(name, set()).add(statement.module + "." + name)
         return bindings
 
     def qualified_names(self, node: ast.AST) -> FrozenSet[str]:

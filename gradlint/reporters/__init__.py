@@ -50,6 +50,22 @@ class Reporter:
         raise NotImplementedError
 
 
+def path_bytes(path: str) -> bytes:
+    """The bytes of a path as the system holds them (a name that is not UTF-8 is held in
+    the string as lone surrogates, the way `os.fsdecode` keeps it)."""
+    try:
+        return path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte
+        return path.encode("utf-8", "surrogatepass")
+
+
+def valid_unicode(text: str) -> str:
+    """`text` (a path, or a message naming one) as valid Unicode for JSON: bytes that are
+    not UTF-8 become `\\xNN` escapes instead of lone surrogates, which strict UTF-8
+    readers refuse."""
+    return text if text.isascii() else path_bytes(text).decode("utf-8", "backslashreplace")
+
+
 def stable_fingerprints(findings: List[Finding]) -> List[str]:
     """One hash per finding that survives edits elsewhere in the file: no line numbers go
     in, and repeats of one message in one file are told apart by their order."""

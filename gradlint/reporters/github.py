@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from gradlint.reporters import NotebookFiles, Reporter, RunResult, cell_place
+from gradlint.reporters import NotebookFiles, Reporter, RunResult, cell_place, valid_unicode
 
 _LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -25,7 +25,7 @@ class GithubReporter(Reporter):
         notebooks = NotebookFiles(result)
         for finding in result.findings:
             level = _LEVELS[finding.severity.value]
-            properties = [("file", finding.path)]
+            properties = [("file", valid_unicode(finding.path))]
             message = finding.message
             start, end = finding.start, finding.end
             if finding.cell is not None:

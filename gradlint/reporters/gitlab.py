@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from gradlint.reporters import NotebookFiles, Reporter, RunResult, cell_place, stable_fingerprints
+from gradlint.reporters import NotebookFiles, Reporter, RunResult, cell_place, stable_fingerprints, valid_unicode
 
 # GitLab's scale: info, minor, major, critical, blocker.
 _SEVERITIES = {"error": "major", "warning": "minor", "info": "info"}
@@ -31,7 +31,7 @@ class GitlabReporter(Reporter):
                 "severity": _SEVERITIES[finding.severity.value],
                 "fingerprint": fingerprint,
                 "location": {
-                    "path": finding.path.replace("\\", "/"),
+                    "path": valid_unicode(finding.path).replace("\\", "/"),
                     "positions": {
                         "begin": {"line": start.line, "column": start.column},
                         "end": {"line": end.line, "column": end.column},

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from gradlint.reporters import Reporter, RunResult
+from gradlint.reporters import Reporter, RunResult, valid_unicode
 
 
 class JsonReporter(Reporter):
@@ -11,5 +11,6 @@ class JsonReporter(Reporter):
     format_name = "json"
 
     def render(self, result: RunResult) -> None:
-        json.dump([finding.to_dict() for finding in result.findings], self.stream, indent=2)
+        json.dump([dict(finding.to_dict(), path=valid_unicode(finding.path)) for finding in result.findings],
+                  self.stream, indent=2)
         self.stream.write("\n")

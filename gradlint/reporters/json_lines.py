@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from gradlint.reporters import Reporter, RunResult
+from gradlint.reporters import Reporter, RunResult, valid_unicode
 
 
 class JsonLinesReporter(Reporter):
@@ -12,5 +12,6 @@ class JsonLinesReporter(Reporter):
 
     def render(self, result: RunResult) -> None:
         for finding in result.findings:
-            self.stream.write(json.dumps(finding.to_dict(), ensure_ascii=False, separators=(",", ":")))
+            data = dict(finding.to_dict(), path=valid_unicode(finding.path))
+            self.stream.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
             self.stream.write("\n")

@@ -4,7 +4,7 @@ import re
 from itertools import groupby
 
 from gradlint.reporters import Reporter, RunResult
-from gradlint.reporters.text import location
+from gradlint.reporters.text import location, position_text
 
 # Characters XML 1.0 cannot hold even escaped (source snippets may carry them).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -35,7 +35,7 @@ class JunitReporter(Reporter):
             suite = ElementTree.SubElement(root, "testsuite", name=_xml_text(path), tests=str(len(group)),
                                            failures=str(len(group)), errors="0", skipped="0")
             for finding in group:
-                where = location(finding)[len(finding.path) + 1:]
+                where = position_text(finding)
                 case = ElementTree.SubElement(
                     suite, "testcase", classname=_xml_text(path),
                     name=_xml_text(f"{finding.code} [{finding.name}] at {where}"),

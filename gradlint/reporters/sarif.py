@@ -5,7 +5,7 @@ import os
 from typing import Dict, List
 
 from gradlint import __version__
-from gradlint.reporters import NotebookFiles, Reporter, RunResult, stable_fingerprints
+from gradlint.reporters import NotebookFiles, Reporter, RunResult, path_bytes, stable_fingerprints, valid_unicode
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -24,7 +24,7 @@ def artifact_location(path: str) -> dict:
         return {"uri": _file_uri(path)}
     from urllib.parse import quote
 
-    return {"uri": quote(path.replace(os.sep, "/")), "uriBaseId": "%SRCROOT%"}
+    return {"uri": quote(path_bytes(path.replace(os.sep, "/"))), "uriBaseId": "%SRCROOT%"}
 
 
 def _rule_descriptor(code: str) -> dict:
@@ -96,7 +96,7 @@ class SarifReporter(Reporter):
                 }]
             results.append(entry)
         notifications = [
-            {"level": "error", "message": {"text": report.error},
+            {"level": "error", "message": {"text": valid_unicode(report.error)},
              "locations": [{"physicalLocation": {"artifactLocation": artifact_location(report.path)}}]}
             for report in result.reports if report.error
         ]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import click
@@ -9,9 +10,40 @@ from gradlint.reporters import Reporter, RunResult
 
 
 def location(finding) -> str:
+    return f"{shown_path(finding.path)}:{position_text(finding)}"
+
+
+def position_text(finding) -> str:
+    """`line:column`, or `cell N:line:column` in a notebook."""
     if finding.cell is not None:
-        return f"{finding.path}:cell {finding.cell + 1}:{finding.start.line}:{finding.start.column}"
-    return f"{finding.path}:{finding.start.line}:{finding.start.column}"
+        return f"cell {finding.cell + 1}:{finding.start.line}:{finding.start.column}"
+    return f"{finding.start.line}:{finding.start.column}"
+
+
+# What makes a file name unsafe to print as it is: control characters (a newline starts a
+# fake finding), quotes and backslashes (the quoting itself), a colon before a digit
+# (`a.py:3:4: GL999 b.py` reads as a finding in a.py), and bytes that are not UTF-8.
+_UNSAFE_IN_NAME = re.compile(r'[\x00-\x1f\x7f"\\\ud800-\udfff]|:(?=\d)')
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
+              "\r": "\\r", '"': '\\"', "\\": "\\\\", ":": "\\072"}
+
+
+def shown_path(path: str) -> str:
+    """A path as text output prints it: as it is, or, when it holds something a reader of
+    `path:line:col:` lines would misread, in double quotes with C escapes (as git quotes
+    file names; a byte that is not UTF-8 becomes its octal escape)."""
+    if not _UNSAFE_IN_NAME.search(path):
+        return path
+    parts = []
+    for char in path:
+        if char in _C_ESCAPES:
+            parts.append(_C_ESCAPES[char])
+        elif char < " " or char == "\x7f" or "\ud800" <= char <= "\udfff":
+            raw = char.encode("utf-8", "surrogateescape" if "\udc80" <= char <= "\udcff" else "surrogatepass")
+            parts.append("".join(f"\\{byte:03o}" for byte in raw))
+        else:
+            parts.append(char)
+    return '"' + "".join(parts) + '"'
 
 
 class TextReporter(Reporter):

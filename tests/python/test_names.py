@@ -25,20 +25,163 @@ def test_spellings_resolve_to_torch_names(parse, imports, written, expected):
     assert _resolve(file, written) == expected
 
 
+def _with_items(file):
+    """The expression of every `with` item, by the name of the function it is in."""
+    found = {}
+    for function in file.nodes(cst.FunctionDef):
+        for statement in function.body.body:
+            if isinstance(statement, cst.With):
+                found.setdefault(function.name.value, []).extend(item.item for item in statement.items)
+    return found
+
+
+def _resolved_in(file):
+    return {name: [file.qualified_name(item.func if isinstance(item, cst.Call) else item) for item in items]
+            for name, items in _with_items(file).items()}
+
+
 def test_imports_inside_functions_and_version_guards_count(parse):
     file = parse("""
         try:
             from torch import no_grad as ng
         except ImportError:
-            pass
+            ng = None
 
         def predict(model, x):
             import torch as T
             with T.inference_mode():
                 return model(x)
+
+        def elsewhere(model, x):
+            with T.inference_mode(), ng():
+                return model(x)
     """)
-    assert _resolve(file, "ng") == "torch.no_grad"
-    assert _resolve(file, "T.inference_mode") == "torch.inference_mode"
+    assert _resolve(file, "ng") == "torch.no_grad"  # the `except` fallback is not the usual binding
+    assert _resolved_in(file) == {
+        "predict": ["torch.inference_mode"],
+        # `T` is local to predict(): here it is unbound, not torch.
+        "elsewhere": [None, "torch.no_grad"],
+    }
+
+
+def test_a_local_binding_shadows_the_guard(parse):
+    """Parameters (also *args and **kwargs), assignments, loop and `with` targets make a
+    name local: the guard it shadows is not what the `with` uses."""
+    file = parse("""
+        import torch
+        from torch import no_grad
+
+        def parameter(model, x, no_grad=None):
+            with no_grad:
+                return model(x)
+
+        def star(*no_grad):
+            with no_grad:
+                pass
+
+        def double_star(**no_grad):
+            with no_grad:
+                pass
+
+        def assigned():
+            no_grad = torch.no_grad()
+            with no_grad:
+                pass
+
+        def torch_parameter(torch):
+            with torch.no_grad:
+                pass
+
+        def loop(guards):
+            for no_grad in guards:
+                with no_grad:
+                    pass
+            with no_grad:
+                pass
+
+        def untouched():
+            with no_grad, torch.no_grad:
+                pass
+    """)
+    assert _resolved_in(file) == {
+        "parameter": [None], "star": [None], "double_star": [None], "assigned": [None],
+        "torch_parameter": [None], "loop": [None],
+        "untouched": ["torch.no_grad", "torch.no_grad"],
+    }
+
+
+def test_a_local_import_stays_in_its_function(parse):
+    file = parse("""
+        from torch import no_grad
+
+        def uses_contextlib():
+            import contextlib as no_grad
+            with no_grad:
+                pass
+
+        def uses_torch():
+            with no_grad:
+                pass
+    """)
+    assert _resolved_in(file) == {"uses_contextlib": ["contextlib"], "uses_torch": ["torch.no_grad"]}
+
+
+def test_global_nonlocal_class_comprehension_and_lambda_scopes(parse):
+    file = parse("""
+        from torch import no_grad
+
+        def declared_global():
+            global no_grad
+            with no_grad:
+                pass
+            no_grad = None
+
+        def outer():
+            no_grad = None
+            def declared_nonlocal():
+                nonlocal no_grad
+                with no_grad:
+                    pass
+            with no_grad:
+                pass
+
+        class Evaluator:
+            no_grad = None
+
+            def method(self):
+                with no_grad:  # the class body's names are not seen from a method
+                    pass
+
+        def comprehension():
+            guards = [no_grad for no_grad in range(3)]
+            with no_grad:  # the comprehension's variable does not leak
+                pass
+
+        def lambda_parameter():
+            pick = lambda no_grad: no_grad
+            with no_grad:
+                pass
+    """)
+    resolved = _resolved_in(file)
+    assert resolved["declared_global"] == ["torch.no_grad"]
+    assert resolved["declared_nonlocal"] == [None]
+    assert resolved["outer"] == [None]
+    assert resolved["method"] == ["torch.no_grad"]
+    assert resolved["comprehension"] == ["torch.no_grad"]
+    assert resolved["lambda_parameter"] == ["torch.no_grad"]
+    names = [node for node in file.nodes(cst.Name) if node.value == "no_grad"]
+    in_comprehension = [node for node in names if isinstance(file.parent(node), cst.ListComp)]
+    in_lambda = [node for node in names if isinstance(file.parent(node), cst.Lambda)]
+    assert [file.qualified_name(node) for node in in_comprehension + in_lambda] == [None, None]
+
+
+def test_star_import_brings_the_guards_torch_exports(parse):
+    file = parse("""
+        from torch import *
+    """)
+    assert _resolve(file, "no_grad") == "torch.no_grad"
+    assert _resolve(file, "inference_mode") == "torch.inference_mode"
+    assert _resolve(file, "set_grad_enabled") is None  # not in torch.__all__
 
 
 def test_unknown_and_relative_names_stay_unresolved(parse):

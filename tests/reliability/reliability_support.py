@@ -26,7 +26,8 @@ class Run:
 
 
 def gradlint_process(cwd, args: Sequence[str], **kwargs) -> subprocess.Popen:
-    env = dict(os.environ, NO_COLOR="1")
+    """`env` (optional) holds variables to set on top of this process's environment."""
+    env = dict(os.environ, NO_COLOR="1", **kwargs.pop("env", {}))
     return subprocess.Popen([sys.executable, "-m", "gradlint", *args], cwd=str(cwd), env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 

@@ -27,6 +27,11 @@ BAD_FILES = {
     "attributes.py": b"import torch\nx = a" + b".b" * 3000 + b"\n" + GUARD_LINE,
     "sum.py": b"import torch\nx = " + b" + ".join([b"1"] * 250) + b"\n" + GUARD_LINE,
 }
+# Coding cookies naming codecs that are not text encodings (bytes to bytes), or that fail
+# on source: Python refuses each file with "encoding problem".
+NON_TEXT_CODECS = ("base64", "hex", "rot13", "uu", "zlib_codec", "punycode")
+BAD_FILES.update({f"cookie_{codec}.py": b"# coding: " + codec.encode() + b"\nimport torch\n" + GUARD_LINE
+                  for codec in NON_TEXT_CODECS})
 # name -> (line, column, message fragment) of the one GL001 finding.
 EXPECTED_GL001 = {
     "syntax.py": (3, 1, "cannot parse"),
@@ -39,6 +44,7 @@ EXPECTED_GL001 = {
     "attributes.py": (2, 1, "nested too deep: Python itself cannot compile this file"),
     "sum.py": (2, 1, "nested about 200 levels deep or more, more than gradlint parses safely"),
 }
+EXPECTED_GL001.update({f"cookie_{codec}.py": (1, 1, "cannot decode: encoding problem") for codec in NON_TEXT_CODECS})
 EXPECTED_WARNINGS = {
     "binary.py": "skipped: binary file",
     "binary.cpp": "skipped: binary file",
