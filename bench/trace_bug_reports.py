@@ -27,6 +27,24 @@ STATIC_RULES = ("GL201", "GL202", "GL203", "GL204", "GL301")
 
 # program id -> (the line that made the tensor, its inference_mode line), as source text
 ORIGINS: Dict[str, Tuple[str, str]] = {
+    "checkpoint_offload_buffers_made_in_logprob_pass": ('buffer = torch.empty_like(x, device="cpu")',
+                                                        "with torch.inference_mode():"),
+    "distill_teacher_probs_under_inference_mode": (
+        "return F.softmax(logits / self.temperature, dim=-1)", "with torch.inference_mode():"),
+    "inference_only_loader_then_unfreeze": (
+        "self.embed = nn.Embedding(vocab, dim)",
+        'with torch.inference_mode(config.get("inference_mode", True)):'),
+    "qat_encodings_calibrated_under_inference_mode": (
+        "self.encoding_min, self.encoding_max = x.min(), x.max()", "with torch.inference_mode():"),
+    "quantized_lm_cache_allocated_in_decorated_loader": (
+        "self.key_states = torch.zeros(1, max_seq_len, dim)", "@torch.inference_mode()"),
+    "rome_key_pass_regrows_rotary_buffers": (
+        'self.register_buffer("cos_cached", emb.cos(), persistent=False)',
+        "with torch.inference_mode():"),
+    "rope_cache_passed_into_checkpointed_layers": ("cached = (freqs.cos(), freqs.sin())",
+                                                   "with torch.inference_mode():"),
+    "vocab_expansion_decorated_inference_mode": (
+        "new_head = nn.Linear(dim, vocab + num_new_tokens, bias=False)", "@torch.inference_mode"),
     "confusion_matrix_state_index_update": (
         "self.confusion_matrix = torch.zeros(self.num_classes, self.num_classes, dtype=torch.int64)",
         "with torch.inference_mode():"),
