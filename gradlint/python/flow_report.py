@@ -49,11 +49,12 @@ def passed_through(outline, event: FlowEvent) -> str:
 
 def clone_fix(outline, flow, taint: Taint, where: ast.AST) -> Optional[Fix]:
     """Clone where the value leaves inference mode: `x = x.clone()` right after the
-    `with` block, or `.clone()` on a same-module call that returns it. Safe only when the
-    analysis sees every alias of the value."""
+    `with` block, or `.clone()` on a same-module call that returns it. Always unsafe: a
+    clone is neither an inference tensor nor a leaf (`torch.is_inference(x)` and `x.grad`
+    change, torch-semantics §1), and code that shares its storage sees a copy."""
     if taint.via_call is not None:
-        if taint.kind is not Kind.TENSOR:
-            return None  # a list or a module has no `.clone()` that means the same
+        if taint.kind is not Kind.TENSOR or taint.position is not None:
+            return None  # a tuple, list, dict or module has no `.clone()` that means the same
         end = outline.span(taint.via_call)[1]
         return Fix((Edit(end, end, ".clone()"),), Safety.UNSAFE,
                    f"Clone the returned value: `{snippet(outline, taint.via_call)}.clone()`")
@@ -75,9 +76,8 @@ def clone_fix(outline, flow, taint: Taint, where: ast.AST) -> Optional[Fix]:
     lines = "".join(f"{indent}{key} = {key}.clone(){newline}" for key in holders)
     if insert_at == len(text) and not text.endswith("\n"):
         lines = newline + lines
-    safe = len(holders) == 1 and any(statement is taint.binding for statement in region.owner.body)
     title = "Clone after the inference-mode block: " + "; ".join(f"`{key} = {key}.clone()`" for key in holders)
-    return Fix((Edit(insert_at, insert_at, lines),), Safety.SAFE if safe else Safety.UNSAFE, title)
+    return Fix((Edit(insert_at, insert_at, lines),), Safety.UNSAFE, title)
 
 
 def _line_after(outline, statement: ast.stmt) -> int:

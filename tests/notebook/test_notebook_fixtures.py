@@ -23,6 +23,7 @@ CASES = sorted(name for name in os.listdir(FIXTURES)
 
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>GL\d{3}(?:\s*,\s*GL\d{3})*)")
 _SELECT = re.compile(r"#\s*gradlint:\s*select\s+(?P<codes>GL\d{3}(?:\s*,\s*GL\d{3})*)")
+_UNSAFE = re.compile(r"#\s*gradlint:\s*unsafe-fixes\b")
 
 
 def _read(name: str) -> bytes:
@@ -57,7 +58,8 @@ def _linter(raw: bytes) -> Linter:
     missing = [code for code in selection if code not in all_rules()]
     if missing:
         pytest.skip(f"rules not in this tree yet: {', '.join(missing)}")
-    return Linter(Settings(enabled=resolve_selection(selection, [], [])))
+    unsafe = any(_UNSAFE.search(source) for _, source in _code_cells(raw))
+    return Linter(Settings(enabled=resolve_selection(selection, [], []), unsafe_fixes=unsafe))
 
 
 @pytest.mark.parametrize("name", CASES)

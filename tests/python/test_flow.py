@@ -208,3 +208,112 @@ def test_a_number_accumulating_tensors_becomes_an_inference_tensor(parse):
             return total
     """)
     assert _events(file) == [("mutate", 12)]
+
+
+TYPE_EVIDENCE = {
+    "a module called under the mode makes a tensor: loss functions, self.head, parameters every caller fills with one": ("""
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = nn.Linear(3, 2)
+            def scores(self, x):
+                with torch.inference_mode():
+                    out = self.head(x)
+                out[:, 0] = 0.0
+        def run(model, loss_fn, batches):
+            a, b = 0, 0
+            with torch.inference_mode():
+                for x, y in batches:
+                    a += loss_fn(model(x), y)
+                    b += loss_fn(model(x), y).item()
+            a /= 2
+            b /= 2
+        run(Net(), nn.MSELoss(), [])
+        """, [("mutate", 10), ("mutate", 17)]),
+    "a parameter some caller fills with something else is not known to be a module": ("""
+        import torch
+        from torch import nn
+        def run(loss_fn, batches):
+            total = 0
+            with torch.inference_mode():
+                for x, y in batches:
+                    total += loss_fn(x, y)
+            total /= 2
+        run(nn.MSELoss(), [])
+        run(lambda x, y: 0.0, [])
+        """, []),
+    "a helper's fresh tensor is an inference tensor when the caller runs it under the mode": ("""
+        import torch
+        def zeros_for(x):
+            return torch.zeros_like(x)
+        def passthrough(x):
+            return x
+        def f(x):
+            with torch.inference_mode():
+                made = zeros_for(x)
+                same = passthrough(x)
+            outside = zeros_for(x)
+            made.add_(1)
+            same.add_(1)
+            outside.add_(1)
+        """, [("mutate", 11)]),
+    "tuples keep positions through a function's return": ("""
+        import torch
+        from torch import nn
+        def build():
+            backbone = nn.Linear(2, 2)
+            with torch.inference_mode():
+                stats = torch.ones(2)
+            return backbone, stats
+        def f():
+            backbone, stats = build()
+            backbone.train()
+            stats.add_(1)
+        """, [("mutate", 11)]),
+    "code a training scope calls runs under autograd": ("""
+        import torch
+        class Model:
+            @torch.inference_mode()
+            def features(self, x):
+                return x * 2
+            def forward_train(self, head, x):
+                return self.head_out(self.features(x))
+            def head_out(self, h):
+                return self.decode(h)
+        def main(model, x):
+            loss = model.forward_train(None, x).sum()
+            loss.backward()
+        """, [("save", 7)]),  # at the call that passes it, naming `self.decode(h)` inside
+}
+
+
+@pytest.mark.parametrize("name", list(TYPE_EVIDENCE))
+def test_type_evidence_and_positions(parse, name):
+    source, expected = TYPE_EVIDENCE[name]
+    assert _events(parse(source)) == expected
+
+
+def test_a_call_returning_a_tuple_gets_no_clone_fix(parse):
+    from gradlint.python.flow_report import clone_fix
+
+    outline = parse("""
+        import torch
+        def pair(x):
+            with torch.inference_mode():
+                return x * 2, x * 3
+        def single(x):
+            with torch.inference_mode():
+                return x * 2
+        def f(x):
+            a, b = pair(x)
+            a.add_(1)
+            c = single(x)
+            c.add_(1)
+    """)
+    flow = inference_flow(outline)
+    fixes = {event.node.lineno: clone_fix(outline, flow, event.taint, event.node) for event in flow.events}
+    assert fixes[10] is None
+    assert fixes[12] is not None and fixes[12].edits[0].replacement == ".clone()"
+    assert fixes[12].safety.value == "unsafe"

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from functools import cached_property
+from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.python.flow.expressions import ValueRules
 from gradlint.python.flow.sinks import Sinks
 from gradlint.python.flow.statements import StatementTransfer
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_names, dotted, parameter_names, qualified_name
 from gradlint.python.flow.syntax import ExpressionFacts, expression_facts
-from gradlint.python.flow.training import trains
+from gradlint.python.flow.training import reached_from_training, trains
+from gradlint.python.flow.types import ModuleTypes
 from gradlint.python.flow.values import FlowEvent, Kind, State, Summary, Taint
 from gradlint.python.outline import Outline, ScreenRegion
 
@@ -52,6 +54,8 @@ class InferenceFlow:
         self.region_exits: Dict[ast.AST, State] = {}  # With -> state when it ends
         self.events: List[FlowEvent] = []
         self._trains: Dict[int, bool] = {}
+        self._fresh: Dict[int, Optional[Taint]] = {}
+        self._class_of = {id(function): klass for function, klass in self._scope_list}
         self._facts: Dict[int, ExpressionFacts] = {}
         if outline.enters_inference_mode:
             self._run()  # nothing is made under inference mode in a file that never enters it
@@ -95,10 +99,35 @@ class InferenceFlow:
         return iter(found)
 
     def trains(self, scope: ast.AST) -> bool:
+        """Whether `scope` runs backward itself (cheap), else whether a scope that does calls it."""
         found = self._trains.get(id(scope))
         if found is None:
-            found = self._trains[id(scope)] = trains(self.outline, scope)
+            found = self._trains[id(scope)] = trains(self.outline, scope) or id(scope) in self._training_reach
         return found
+
+    @cached_property
+    def _training_reach(self) -> FrozenSet[int]:
+        return reached_from_training(self.outline, self._scope_list, self.callee)
+
+    @cached_property
+    def module_types(self) -> ModuleTypes:
+        return ModuleTypes(self.outline, self.module_classes, self._scope_list, self.functions)
+
+    def fresh_return(self, callee: FunctionNode, caller_class: Optional[str]) -> Optional[Taint]:
+        """What `callee` returns when it runs under inference mode, if that is a value it makes
+        itself (its summary: the caller's mode decides whether the result is an inference
+        tensor). The callee is walked once, as if entered under the mode; what it would
+        report then is dropped (nothing is rejected under the mode)."""
+        if id(callee) in self._fresh:
+            return self._fresh[id(callee)]
+        self._fresh[id(callee)] = None  # a recursive call sees no fresh value
+        klass = self._class_of.get(id(callee))
+        scope = Scope(self, callee, klass, callee.body, entered_under_inference=True)
+        scope.run()
+        returned = scope.summary.returns
+        fresh = returned if returned is not None and returned.via_call is None else None
+        self._fresh[id(callee)] = fresh
+        return fresh
 
     def facts(self, expression: ast.AST) -> ExpressionFacts:
         """What `Sinks.scan` needs of an expression, walked once for all passes and rounds."""
@@ -188,7 +217,7 @@ class Scope(StatementTransfer, ValueRules, Sinks):
     """One function (or the module's top level), walked in statement order."""
 
     def __init__(self, flow: InferenceFlow, function: Optional[FunctionNode], klass: Optional[str],
-                 body: Sequence[ast.stmt]) -> None:
+                 body: Sequence[ast.stmt], entered_under_inference: bool = False) -> None:
         self.flow = flow
         self.outline = flow.outline
         self.function = function
@@ -198,7 +227,8 @@ class Scope(StatementTransfer, ValueRules, Sinks):
         self.callees: List[FunctionNode] = []
         self._callee_seen: set = set()
         self.summary = Summary()
-        self.in_inference = False
+        self.in_inference = entered_under_inference
+        self.hypothetical = entered_under_inference  # a summary's walk: its states are not the program's
         self.region: Optional[ScreenRegion] = None  # the outermost inference region open
         self.statement: Optional[ast.stmt] = None  # the statement being walked
         self._numbers = None
@@ -220,6 +250,11 @@ class Scope(StatementTransfer, ValueRules, Sinks):
                 self.in_inference = region.guard.inference
                 self.region = region if region.guard.inference else None
         return self.block(self.body, state)
+
+    @cached_property
+    def module_typed(self) -> frozenset:
+        """Names that hold an nn.Module here (`gradlint.python.flow.types`)."""
+        return self.flow.module_types.names_of(self.function, self.klass)
 
     def callee(self, call: ast.Call) -> Optional[FunctionNode]:
         callee = self.flow.callee(call, self.klass)

@@ -14,6 +14,9 @@ from gradlint.python.flow.syntax import dotted, positional, qualified_name
 from gradlint.python.flow.values import Kind, Shape, State, Taint, element_of
 
 
+_NOTHING_MADE = Taint(ast.Constant(None), Kind.UNKNOWN)  # a marker: the call is known to make no value
+
+
 class ValueRules:
     """`value(expression, state)`: the Taint of what it evaluates to, None for an ordinary value."""
 
@@ -26,6 +29,13 @@ class ValueRules:
         if isinstance(expression, (ast.Tuple, ast.List)) and not any(
                 isinstance(element, ast.Starred) for element in expression.elts):
             return [self.shape(element, state) for element in expression.elts]
+        if isinstance(expression, ast.Call):
+            summary = self.callee_summary(expression)
+            if summary is not None and summary.returns_shape is not None:
+                # `return backbone, head`: each position keeps what it is
+                return [None if part is None else Taint(expression, part.kind, certain=part.certain,
+                                                        via_call=expression, position=index)
+                        for index, part in enumerate(summary.returns_shape)]
         return self.value(expression, state)
 
     def element(self, iterable: ast.AST, state: State) -> Shape:
@@ -114,6 +124,9 @@ class ValueRules:
         name = func.id if isinstance(func, ast.Name) else None
         if name is not None and name in self.flow.module_classes and self.in_inference:
             return self.new(call, certain=False, kind=Kind.MODULE)
+        produced = self._typed_call_value(call, state)
+        if produced is not None:
+            return None if produced is _NOTHING_MADE else produced
         if name in ("list", "tuple") and call.args:
             inner = self.value(call.args[0], state)
             return None if inner is None else inner.as_kind(Kind.CONTAINER)
@@ -121,8 +134,28 @@ class ValueRules:
             return None
         return self.new(call, certain=False)
 
+    def _typed_call_value(self, call: ast.Call, state: State) -> Optional[Taint]:
+        """Under the mode, a call whose result the code shows is a tensor: a module called
+        (`model(x)`, `self.head(h)`, `loss_fn(out, y)`), or a function of this module whose
+        result, were it run under the mode, is a fresh tensor (`torch.zeros_like(...)`)."""
+        if not self.in_inference:
+            return None
+        key = dotted(call.func)
+        if key is not None and key in self.module_typed and (key not in state or state[key].param is not None):
+            return self.new(call, certain=True)  # a module made outside the mode, or passed in
+        callee = self.callee(call)
+        if callee is not None:
+            fresh = self.flow.fresh_return(callee, self.klass)
+            if fresh is not None:
+                return self.new(call, certain=fresh.certain, kind=fresh.kind)
+            return _NOTHING_MADE  # the helper makes nothing (it returns its argument, a number, None)
+        return None
+
     def _method_value(self, call: ast.Call, func: ast.Attribute, state: State) -> Optional[Taint]:
         method = func.attr
+        produced = self._typed_call_value(call, state)
+        if produced is not None:
+            return None if produced is _NOTHING_MADE else produced
         receiver = self.value(func.value, state)
         if receiver is not None and receiver.kind is Kind.MODULE:
             if method == "state_dict":

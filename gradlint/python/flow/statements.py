@@ -14,7 +14,7 @@ from typing import List, Sequence
 
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, is_literal, is_true, target_names
 from gradlint.python.outline import nodes_in
-from gradlint.python.flow.values import Kind, Shape, State, collapse, element_of, join
+from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse, element_of, join
 
 MAX_LOOP_ROUNDS = 4
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -115,7 +115,7 @@ class StatementTransfer:
             elif item.optional_vars is not None:
                 self.bind(item.optional_vars, None, state, statement)
         state = self.block(statement.body, state)
-        if self.region is not None and self.region.owner is statement:
+        if self.region is not None and self.region.owner is statement and not self.hypothetical:
             self.flow.region_exits[statement] = dict(state)
         self.in_inference, self.region = saved
         return state
@@ -134,9 +134,16 @@ class StatementTransfer:
         if statement.value is None:
             return
         self.scan(statement.value, state)
+        if self.function is None:
+            return
         returned = self.value(statement.value, state)
-        if returned is not None and returned.param is None and self.function is not None:
+        if returned is not None and returned.param is None:
             self.summary.returns = returned
+        shape = self.shape(statement.value, state)
+        if isinstance(shape, list) and all(not isinstance(part, list) for part in shape):
+            parts = [None if part is None or part.param is not None else part for part in shape]
+            if any(part is not None for part in parts):
+                self.summary.returns_shape = parts
 
     def assign_target(self, target: ast.AST, shape: Shape, state: State) -> None:
         if isinstance(target, ast.Subscript):
@@ -152,8 +159,8 @@ class StatementTransfer:
                     self.bind(element, part, state, statement)
             else:
                 single = collapse(shape)
-                part = None if single is None else element_of(single)
-                for element in elements:
+                for index, element in enumerate(elements):
+                    part = None if single is None else replace(element_of(single), position=index)
                     self.bind(element, part, state, statement)
             return
         if isinstance(target, ast.Starred):
@@ -187,7 +194,7 @@ class StatementTransfer:
             key = dotted(target)
             if (taint is None and key in self.numbers and produced is not None and produced.kind is Kind.TENSOR
                     and produced.certain and produced.param is None):
-                state[key] = replace(produced, origin=statement, region=self.region, binding=statement)
+                state[key] = Taint(statement, Kind.TENSOR, certain=True, region=self.region, binding=statement)
             return
         if taint is not None and taint.mutable_tensor and (taint.certain or taint.param is not None):
             self.event("mutate", statement, target, taint)
@@ -200,7 +207,9 @@ class StatementTransfer:
             for node in nodes_in(list(self.body)):
                 if isinstance(node, ast.Assign):
                     for target in node.targets:
-                        (literal if is_literal(node.value) else other).update(target_names(target))
+                        numbers = is_literal(node.value) or (  # `a, b = 0, 0`
+                            isinstance(node.value, ast.Tuple) and all(map(is_literal, node.value.elts)))
+                        (literal if numbers else other).update(target_names(target))
                 elif isinstance(node, (ast.AnnAssign, ast.For, ast.AsyncFor)):
                     other.update(target_names(node.target))
                 elif isinstance(node, ast.withitem) and node.optional_vars is not None:

@@ -41,6 +41,7 @@ class Taint:
     binding: Optional[ast.stmt] = None  # the statement binding it in that region
     via_call: Optional[ast.Call] = None  # returned by this same-module call
     param: Optional[str] = None  # seeded for a function summary: this parameter
+    position: Optional[int] = None  # an element unpacked from a tuple or list, at this index
 
     @property
     def mutable_tensor(self) -> bool:
@@ -96,10 +97,14 @@ class Summary:
     """What a function does to its parameters and what it returns."""
 
     returns: Optional[Taint] = None
+    # `return a, b`: what each position holds (None: an ordinary value)
+    returns_shape: Optional[List[Optional[Taint]]] = None
     # event kind -> parameter name -> the operation on it
     uses: Dict[str, Dict[str, ast.AST]] = field(default_factory=dict)
 
     def key(self) -> Tuple:
         """What callers see of the summary: the fixpoint ends when no key changes."""
         returned = None if self.returns is None else (self.returns.kind, self.returns.certain)
-        return returned, tuple(sorted((kind, tuple(sorted(params))) for kind, params in self.uses.items()))
+        positions = None if self.returns_shape is None else tuple(
+            None if part is None else (part.kind, part.certain) for part in self.returns_shape)
+        return returned, positions, tuple(sorted((kind, tuple(sorted(params))) for kind, params in self.uses.items()))

@@ -81,11 +81,12 @@ class InferenceTensorMutatedOutside(Rule):
     inside it).
 
     The fix clones the value where it leaves inference mode: `x = x.clone()` right after
-    the block, or `.clone()` on the call that returns it. It is safe when the value is
-    bound unconditionally in the block and no other name holds it, so every alias is
-    visible; otherwise (aliases, conditional bindings, values returned by functions) it
-    is unsafe, because code that relies on sharing storage with the original would see
-    a copy.
+    the block, or `.clone()` on a same-module call that returns a tensor. It is always
+    unsafe: a clone is neither an inference tensor nor a leaf (torch-semantics §1:
+    `t.clone().is_inference()` is False, and a clone's `.grad` is not the original's), and
+    code that relies on sharing storage with the original sees a copy. No fix is offered
+    for a call that returns a tuple, a list or a dict (a `.clone()` there raises
+    `AttributeError`), nor for an element unpacked from one.
 
     ## References
     - torch-semantics §1 (inference tensors used outside), §1b
@@ -94,7 +95,7 @@ class InferenceTensorMutatedOutside(Rule):
     code = "GL201"
     name = "inference-tensor-mutated-outside"
     summary = "Tensor made under `inference_mode` updated in place after the block"
-    fix_safety = Safety.SAFE
+    fix_safety = Safety.UNSAFE
     # Inference mode is entered somewhere in the file (the alias import names it too).
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like

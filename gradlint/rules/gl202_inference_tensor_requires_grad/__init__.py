@@ -65,9 +65,8 @@ class InferenceTensorRequiresGrad(Rule):
     ## Fix safety
     No automatic fix: whether a copy is acceptable depends on the code around it.
 
-    In Python the fix clones the value where it leaves inference mode, as GL201 does:
-    safe when the value is bound unconditionally in the block and no other name holds it,
-    otherwise unsafe.
+    In Python the fix clones the value where it leaves inference mode, as GL201 does, and
+    like GL201's it is always unsafe (a clone is neither an inference tensor nor a leaf).
 
     ## References
     - torch-semantics §7a (C++ inference tensors used outside)
@@ -78,7 +77,7 @@ class InferenceTensorRequiresGrad(Rule):
     name = "inference-tensor-requires-grad"
     summary = "Tensor made under inference mode set to require grad outside it"
     severity = Severity.ERROR
-    fix_safety = Safety.SAFE
+    fix_safety = Safety.UNSAFE
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like
     reads_outline_only = True  # the flow runs on CPython's ast, which holds the whole module

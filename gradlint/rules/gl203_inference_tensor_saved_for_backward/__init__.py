@@ -64,9 +64,8 @@ class InferenceTensorSavedForBackward(Rule):
     ## Fix safety
     No automatic fix.
 
-    In Python the fix clones the value where it leaves inference mode, as GL201 does:
-    safe when the value is bound unconditionally in the block and no other name holds it,
-    otherwise unsafe.
+    In Python the fix clones the value where it leaves inference mode, as GL201 does, and
+    like GL201's it is always unsafe (a clone is neither an inference tensor nor a leaf).
 
     ## References
     - torch-semantics §7a, §8
@@ -77,7 +76,7 @@ class InferenceTensorSavedForBackward(Rule):
     name = "inference-tensor-saved-for-backward"
     summary = "Tensor made under inference mode saved for backward outside it"
     severity = Severity.ERROR
-    fix_safety = Safety.SAFE
+    fix_safety = Safety.UNSAFE
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like
     reads_outline_only = True  # the flow runs on CPython's ast, which holds the whole module
