@@ -191,34 +191,34 @@ def test_report_round_trip_and_bad_reports(tmp_path):
 
 # --- check --compare-trace -----------------------------------------------------------------
 
-def _record(line: int, origin_line: int = 10, kind: str = "E_INPLACE") -> dict:
+def _record(line: int, origin_line: int = 11, kind: str = "E_INPLACE") -> dict:
     place = lambda number, function="evaluate": {"file": FIXTURE, "line": number, "function": function}  # noqa: E731
     return {"kind": kind, "rule": "GL201", "exception": "RuntimeError", "message": "m",
             "seen_by": "mode", "raised": place(line), "raised_stack": [place(line)],
-            "origin": place(origin_line), "region": dict(place(9), text="with", decorated=False),
+            "origin": place(origin_line), "region": dict(place(10), text="with", decorated=False),
             "made_stack": []}
 
 
 def test_compare_trace_lists_reported_and_missed_errors(tmp_path):
     report = tmp_path / "trace.json"
-    # Line 12 of the fixture is the GL201 finding; line 14 has none (nor have 10 and 9).
-    records = [_record(12), _record(12), _record(14, origin_line=14)]
+    # Line 13 of the fixture is the GL201 finding; line 15 has none (nor have 11 and 10).
+    records = [_record(13), _record(13), _record(15, origin_line=15)]
     report.write_text(json.dumps({"format": 1, "program": ["x"], "errors": records}))
     result = CliRunner().invoke(main, ["check", "--no-cache", "--compare-trace", str(report), FIXTURE])
     lines = result.stdout.splitlines()
     assert result.exit_code == 1, result.output
-    assert lines[0].startswith("reported") and "[x2]" in lines[0] and lines[0].endswith(":12")
-    assert lines[1].startswith("missed") and ":14" in lines[1]
+    assert lines[0].startswith("reported") and "[x2]" in lines[0] and lines[0].endswith(":13")
+    assert lines[1].startswith("missed") and ":15" in lines[1]
     assert lines[-1] == "1 of 2 traced errors reported by the static rules, 1 missed"
 
 
 def test_compare_trace_counts_errors_outside_the_checked_files_apart(tmp_path):
     report = tmp_path / "trace.json"
-    elsewhere = dict(_record(12))
+    elsewhere = dict(_record(13))
     for key in ("raised", "origin", "region"):
         elsewhere[key] = dict(elsewhere[key], file=str(tmp_path / "other.py"))
     elsewhere["raised_stack"] = [elsewhere["raised"]]
-    report.write_text(json.dumps({"format": 1, "program": ["x"], "errors": [_record(12), elsewhere]}))
+    report.write_text(json.dumps({"format": 1, "program": ["x"], "errors": [_record(13), elsewhere]}))
     result = CliRunner().invoke(main, ["check", "--no-cache", "--compare-trace", str(report), FIXTURE])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1] == \
@@ -227,13 +227,13 @@ def test_compare_trace_counts_errors_outside_the_checked_files_apart(tmp_path):
 
 def test_a_missed_error_made_in_another_file_says_so(tmp_path):
     report = tmp_path / "trace.json"
-    record = _record(14)
+    record = _record(15)
     record["origin"] = dict(record["origin"], file=str(tmp_path / "predictor.py"))
     report.write_text(json.dumps({"format": 1, "program": ["x"], "errors": [record]}))
     result = CliRunner().invoke(main, ["check", "--no-cache", "--compare-trace", str(report), FIXTURE])
     assert result.exit_code == 1
     assert "(made in " in result.stdout and "the rules follow a tensor within one file)" in result.stdout
-    same_file = _record(14, origin_line=14)
+    same_file = _record(15, origin_line=15)
     report.write_text(json.dumps({"format": 1, "program": ["x"], "errors": [same_file]}))
     result = CliRunner().invoke(main, ["check", "--no-cache", "--compare-trace", str(report), FIXTURE])
     assert "(made in " not in result.stdout
