@@ -32,7 +32,9 @@ _NOT_AUDITED = ("GL001", "GL002", "GL003", "GL999")
 # Files without this cannot hold a comment that names one of our codes.
 MAY_NAME_OUR_CODES = re.compile(r"(?:noqa|NOLINT)[^\n]*?(?:GL|ALL)|gradlint:\s*noqa", re.IGNORECASE)
 
-_CODE = r"(?:ALL|[A-Za-z]+[0-9]+\*?)"
+# `ALL` only in capitals, though `noqa` and codes may be in any case: in
+# `# noqa: E241, E201  all bins` (pytorch3d) the prose "all" names no code.
+_CODE = r"(?:(?-i:ALL)|[A-Za-z]+[0-9]+\*?)"
 _NOQA = re.compile(
     rf"#\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.IGNORECASE
 )

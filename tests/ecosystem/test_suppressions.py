@@ -22,7 +22,7 @@ def check(run_cli, *args):
 @pytest.mark.parametrize("comment, suppressed", [
     ("# noqa: GL402", True), ("# noqa: GL4", True), ("# noqa: GL4*", True), ("# noqa: ALL", True),
     ("# noqa: gl40", True), ("# noqa", True), ("# noqa: GL1", False), ("# noqa: E501", False),
-    ("# noqa: E501, GL4", True),
+    ("# noqa: E501, GL4", True), ("# noqa: E241, E201  all bins", False),
 ])
 def test_noqa_takes_codes_prefixes_and_all(project, run_cli, comment, suppressed):
     (project / "model.py").write_text(BAD_PYTHON.replace(MISSING_PARENS_LINE, f"{MISSING_PARENS_LINE}  {comment}"))
