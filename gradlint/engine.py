@@ -83,14 +83,16 @@ class Linter:
         audit = UNUSED_SUPPRESSION in enabled and MAY_NAME_OUR_CODES.search(text) is not None
         search = TextSearch(text)
         if selection.gate is not None and not search.has_any(selection.gate):
-            # no rule's first prefilter can match: most files end here
-            return self._stamp([], text, path, language, audit) if audit else []
+            # No selected rule's first prefilter can match: most files end here.
+            return self._unchecked_syntax(text, path, language, enabled, search, decode_error, audit)
         active = [rule for rule, patterns in selection.rules if all(map(search.matches, patterns))]
         outline = None
         if active and decode_error is None:
             active, outline = self._screened(active, text, language)
         if not active:
-            return self._stamp([], text, path, language, audit) if audit else []
+            if outline is not None:  # CPython parsed it for the screens
+                return self._stamp([], text, path, language, audit) if audit else []
+            return self._unchecked_syntax(text, path, language, enabled, search, decode_error, audit)
         reported: List[Tuple[Rule, Diagnostic]] = []
         # what libcst parses serves the rules that read it: outline-only rules need none of it
         parsing = [rule for rule in active if not rule.reads_outline_only]
@@ -106,11 +108,9 @@ class Linter:
             if parsed is None:
                 parsed = language.parse(path, text, focus, outline)
         except FrontEndSyntaxError as error:
-            code = language.syntax_error_code
-            if code in enabled:
-                end = min(error.offset + 1, len(text))
-                reported.append((self._rules[code], Diagnostic(error.offset, end, error.message)))
-            return self._stamp(reported, text, path, language, audit)
+            return self._stamp(self._syntax_errors([error], text, language, enabled), text, path, language, audit)
+        # Parts the front end read around (a notebook cell that does not parse): one finding each.
+        reported.extend(self._syntax_errors(getattr(parsed, "syntax_errors", ()), text, language, enabled))
         for rule in active:
             try:
                 for diagnostic in rule.check(language.name, parsed):
@@ -118,6 +118,39 @@ class Linter:
             except Exception as error:  # one rule's bug must not stop the others
                 reported.append((self._rules[INTERNAL_ERROR], self._internal_error(rule, path, error)))
         return self._stamp(_unexpected(reported, language, parsed), text, path, language, audit)
+
+    def _unchecked_syntax(self, text: str, path: str, language: Language, enabled: frozenset,
+                          search: TextSearch, decode_error: Optional[UndecodableSource],
+                          audit: bool = False) -> List[Finding]:
+        """GL001 for a file no selected rule parses, whatever rules are selected: when the
+        file names what some rule of its language looks for (any rule's first prefilter,
+        selected or not) and CPython cannot compile it. Files that name no guard are not
+        parsed at all, so they get no GL001."""
+        errors: Sequence[FrontEndSyntaxError] = ()
+        if language.syntax_error_code in enabled and self._may_concern_a_rule(language, search):
+            if decode_error is not None:
+                errors = (FrontEndSyntaxError(f"cannot decode: {decode_error.message}", decode_error.offset),)
+            elif not language.compiles(text):
+                try:
+                    errors = getattr(language.parse(path, text), "syntax_errors", ())
+                except FrontEndSyntaxError as error:
+                    errors = (error,)
+        reported = self._syntax_errors(errors, text, language, enabled)
+        return self._stamp(reported, text, path, language, audit) if reported or audit else []
+
+    def _may_concern_a_rule(self, language: Language, search: TextSearch) -> bool:
+        every_rule = self._selection(language.name, frozenset(self._rules))
+        if every_rule.gate is not None and not search.has_any(every_rule.gate):
+            return False
+        return any(not patterns or search.matches(patterns[0]) for _, patterns in every_rule.rules)
+
+    def _syntax_errors(self, errors: Iterable[FrontEndSyntaxError], text: str, language: Language,
+                       enabled: frozenset) -> List[Tuple[Rule, Diagnostic]]:
+        code = language.syntax_error_code
+        if code not in enabled:
+            return []
+        return [(self._rules[code], Diagnostic(error.offset, min(error.offset + 1, len(text)), error.message))
+                for error in errors]
 
     def _selection(self, language: str, enabled: frozenset) -> "_Selection":
         key = (language, enabled)

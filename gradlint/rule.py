@@ -62,6 +62,8 @@ class Rule:
     prefilter: ClassVar[Union[str, Tuple[str, ...], Mapping[str, Union[str, Tuple[str, ...]]], None]] = None
     # Findings the engine itself reports (syntax errors, internal errors).
     reported_by_engine: ClassVar[bool] = False
+    # True: `select` does not turn the rule off (syntax errors); only `ignore` does.
+    kept_by_select: ClassVar[bool] = False
     # False: a Python rule may be handed only part of the module (gradlint.python.partial):
     # the imports, the top-level statements its prefilter (or another active rule's)
     # matches, and those that use a name such a statement defines. True when a finding can

@@ -48,7 +48,9 @@ def resolve_layers(layers: Sequence[SelectionLayer]) -> FrozenSet[str]:
     enabled = {code for code, rule in all_rules().items() if rule.default_enabled}
     for select, extend_select, ignore in layers:
         if select is not None:
-            enabled = set()
+            # A file that cannot be parsed is reported whatever rules are selected; only
+            # `ignore` (or per-file-ignores) turns that off.
+            enabled = {code for code in enabled if all_rules()[code].kept_by_select}
             for selector in select:
                 enabled |= expand_selector(selector)
         for selector in extend_select:

@@ -152,6 +152,23 @@ def _error_offset(text: str, error: FrontEndSyntaxError) -> int:
     return LineIndex(text).offset(int(stated.group(1)), int(stated.group(2)) + 1)
 
 
+def _masked(text: str, spans: List[Tuple[int, int]]) -> str:
+    """`text` with each span's lines turned into comments of the same length."""
+    parts, position = [], 0
+    for start, end in spans:
+        parts.append(text[position:start])
+        parts.append(re.sub(r"(?m)^[^\S\r\n]*\S", lambda match: "#" + match.group()[1:], text[start:end]))
+        position = end
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def _broken_cells(language: "NotebookLanguage", text: str) -> List[int]:
+    """The 0-based indices of the cells of the program `text` that do not parse alone."""
+    starts = {marker.end(): int(marker.group(1)) - 1 for marker, _ in _cell_spans(text)}
+    return [starts[start] for start, _, _ in language._failing_cells("<fixed>", text)]
+
+
 def _is_python(kernel_language: Optional[str]) -> bool:
     return kernel_language is None or kernel_language.lower().startswith(("python", "ipython"))
 
@@ -193,30 +210,53 @@ class NotebookLanguage(PythonLanguage):
     max_bytes = None  # outputs can be megabytes of images: `decode` limits the code cells
 
     def parse(self, path: str, text: str, focus=None, outline=None):
+        """IPython compiles each cell on its own: a cell that does not parse is one error
+        (`syntax_errors` of the model), and the other cells are still analysed, the bad
+        ones read as comments of the same length (every offset stays where it was)."""
         try:
             return super().parse(path, text, focus, outline)
         except FrontEndSyntaxError as error:
-            raise self._cell_syntax_error(path, text, error) from None
+            failing = self._failing_cells(path, text)
+            if not failing:
+                raise FrontEndSyntaxError(_without_position(error.message), _error_offset(text, error)) from None
+        masked = _masked(text, [(start, end) for start, end, _ in failing])
+        try:
+            model = super().parse(path, masked, focus)
+        except FrontEndSyntaxError:
+            raise failing[0][2] from None
+        model.syntax_errors = tuple(cell_error for _, _, cell_error in failing)
+        return model
 
-    def _cell_syntax_error(self, path: str, text: str, error: FrontEndSyntaxError) -> FrontEndSyntaxError:
-        """IPython compiles each cell on its own, so the error to report is the first
-        cell that does not parse alone (an unclosed bracket is then blamed on its own
-        cell, not on the next one). The position goes in the finding, not the message."""
+    def _failing_cells(self, path: str, text: str) -> List[Tuple[int, int, FrontEndSyntaxError]]:
+        """(start, end, error) of each cell that does not parse alone. The position of the
+        error goes in the finding, not the message."""
+        failing = []
         for marker, end in _cell_spans(text):
             body = text[marker.end():end]
             try:
                 super().parse(path, body)
             except FrontEndSyntaxError as cell_error:
-                return FrontEndSyntaxError(_without_position(cell_error.message),
-                                           marker.end() + _error_offset(body, cell_error))
-        return FrontEndSyntaxError(_without_position(error.message), _error_offset(text, error))
+                failing.append((marker.end(), end, FrontEndSyntaxError(
+                    _without_position(cell_error.message), marker.end() + _error_offset(body, cell_error))))
+        return failing
 
     def validate(self, text: str, original: Optional[str] = None) -> Optional[str]:
+        """Also: the fixed program has no cell that does not parse but in the original did."""
         try:
             split_program(text)
         except NotebookError as error:
             return str(error)
-        return super().validate(text, original)
+        try:
+            model = self.parse("<fixed>", text)
+        except FrontEndSyntaxError as error:
+            return error.message
+        broken = getattr(model, "syntax_errors", ())
+        if broken:
+            before = () if original is None else _broken_cells(self, original)
+            for cell, error in zip(_broken_cells(self, text), broken):
+                if cell not in before:
+                    return error.message
+        return None
 
     def cell_positions(self, text: str, lines: LineIndex) -> Optional[CellPosition]:
         return cell_positions(text, lines)

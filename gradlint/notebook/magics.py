@@ -58,6 +58,7 @@ class _Scanner:
         self.depth = 0
         self.open_string: Optional[str] = None  # the closing quote(s) awaited
         self.continued = False
+        self.last = ""  # the last character outside strings and comments (":" opens a block)
 
     @property
     def at_statement_start(self) -> bool:
@@ -79,6 +80,7 @@ class _Scanner:
             if char == "#":
                 break
             if char in "\"'":
+                self.last = char
                 triple = body[index:index + 3]
                 self.open_string = triple if triple in ('"""', "'''") else char
                 index += len(self.open_string)
@@ -91,6 +93,8 @@ class _Scanner:
                 help_mark = True
             elif char == "\\" and index == length - 1:
                 self.continued = True
+            if not char.isspace():
+                self.last = char
             index += 1
         if self.open_string is not None and len(self.open_string) == 1 and not body.endswith("\\"):
             self.open_string = None  # an unterminated one-line string: the parser will say so
@@ -109,15 +113,44 @@ class _Scanner:
         return len(body)
 
 
-def _inert(body: str, indent: str, assigned: Optional[str] = None) -> str:
-    """The stand-in for a magic line: a comment at the top level, `pass` in a block
-    (a block may hold nothing else), `names = None` for an assignment."""
+class _Blocks:
+    """The indentation levels Python accepts for the next statement: those of the blocks
+    open so far, and a deeper one right after a line that ends with `:`."""
+
+    def __init__(self) -> None:
+        self.levels = [0]
+        self.opened = False
+
+    def statement(self, width: int) -> None:
+        """A statement starts `width` columns in: it enters or leaves blocks."""
+        if self.opened and width > self.levels[-1]:
+            self.levels.append(width)
+        else:
+            while len(self.levels) > 1 and self.levels[-1] > width:
+                self.levels.pop()
+        self.opened = False
+
+    def placement(self, width: int) -> str:
+        """`first`: the first statement of a block just opened (the block needs one);
+        `level`: a level open already; `stray`: no block is at that indentation (the first
+        line of an indented cell, which IPython dedents)."""
+        if self.opened and width > self.levels[-1]:
+            return "first"
+        return "level" if width in self.levels else "stray"
+
+
+def _inert(body: str, indent: str, placement: str, assigned: Optional[str] = None) -> str:
+    """The stand-in for a magic line: a comment, `pass` where a block needs a statement,
+    `names = None` for an assignment. A stray indentation moves to the comment, where
+    `restore` finds it again."""
     original = body[len(indent):]
+    if placement == "stray":
+        indent, original = "", body
     if assigned is not None:
         return f"{indent}{assigned} = None  {MAGIC_MARK}{original}"
-    if indent:
+    if placement == "first":
         return f"{indent}pass  {MAGIC_MARK}{original}"
-    return f"{MAGIC_MARK}{original}"
+    return f"{indent}{MAGIC_MARK}{original}"
 
 
 def _commented(body: str) -> str:
@@ -172,8 +205,11 @@ def neutralize(source: str) -> str:
             if cell_magic.group("name") not in PYTHON_BODY_CELL_MAGICS:
                 out.extend(_commented(body) + ending for body, ending in map(_split_ending, rest))
                 return "".join(out)
-            lines = rest
+            # IPython runs the body as a cell of its own: it may open with a cell magic too.
+            out.append(neutralize("".join(rest)))
+            return "".join(out)
     scanner = _Scanner()
+    blocks = _Blocks()
     magic_continues = False
     for line in lines:
         body, ending = _split_ending(line)
@@ -182,23 +218,34 @@ def neutralize(source: str) -> str:
             magic_continues = body.endswith("\\")
             continue
         if scanner.at_statement_start:
+            indent = _INDENT.match(body).group()
             is_magic, assigned = _magic_kind(body)
             if is_magic:
-                indent = _INDENT.match(body).group()
-                python_body = _python_body(body, indent) if assigned is None else None
+                placement = blocks.placement(len(indent))
+                python_body = _python_body(body, indent) if assigned is None and placement != "stray" else None
                 if python_body is not None:
+                    blocks.statement(len(indent))
                     scanner.feed(python_body)
+                    blocks.opened = scanner.last == ":"
                     out.append(python_body + ending)
                     continue
-                out.append(_inert(body, indent, assigned) + ending)
+                out.append(_inert(body, indent, placement, assigned) + ending)
+                if placement != "stray" and (assigned is not None or placement == "first"):
+                    blocks.statement(len(indent))
+                scanner.last = ""
                 magic_continues = body.endswith("\\")
                 continue
+            code = body[len(indent):]
+            if code and not code.startswith("#"):
+                blocks.statement(len(indent))
             help_mark = scanner.feed(body)
             if help_mark and scanner.at_statement_start:  # `torch.no_grad?`
-                out.append(_inert(body, _INDENT.match(body).group()) + ending)
+                out.append(_inert(body, indent, blocks.placement(len(indent))) + ending)
                 continue
         else:
             scanner.feed(body)
+        if scanner.at_statement_start:
+            blocks.opened = scanner.last == ":"
         out.append(line)
     return "".join(out)
 

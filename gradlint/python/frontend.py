@@ -186,6 +186,10 @@ class PythonLanguage(Language):
                     pass  # parsed whole, so that the error is reported where it is
         return PythonFile(path, text, self._libcst_parse(text), outline)
 
+    def compiles(self, text: str) -> bool:
+        blocker, compiles = python_gate(text)  # CPython's compiler: about 8% of a libcst parse
+        return blocker is None and compiles
+
     def outline(self, text: str):
         from gradlint.python.outline import parse_outline
 
@@ -211,13 +215,43 @@ class PythonLanguage(Language):
             return libcst.parse_module(text)
         except libcst.ParserSyntaxError as error:
             lines = LineIndex(text)
+            stated = _cpython_syntax_error(text, lines)
+            if stated is not None:  # CPython's words are the ones users know from Python itself
+                raise FrontEndSyntaxError(f"cannot parse: {stated[0]}", stated[1]) from None
             offset = lines.offset(error.raw_line, error.raw_column + 1)
-            raise FrontEndSyntaxError(f"cannot parse: {error.message}", offset) from None
+            raise FrontEndSyntaxError(f"cannot parse: {_short_parser_message(error.message)}", offset) from None
         except RecursionError:
             raise FrontEndSyntaxError("cannot parse: nesting too deep") from None
 
     def suppressions(self, text: str, line_index: LineIndex) -> LineSuppressions:
         return python_suppressions(text, line_index)
+
+
+def _cpython_syntax_error(text: str, lines: LineIndex) -> Optional[Tuple[str, int]]:
+    """CPython's message for the first syntax error in `text` and its offset, or None when
+    CPython compiles the text (libcst refuses syntax CPython accepts)."""
+    try:
+        compile(text, "<gradlint>", "exec", dont_inherit=True)
+    except SyntaxError as error:
+        if not error.lineno:
+            return None
+        line = max(1, min(error.lineno, len(lines.starts)))
+        column = max(1, min(error.offset or 1, len(lines.line_text(line)) + 1))
+        return error.msg, lines.offset(line, column)
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
+
+
+_MOST_TOKENS = 6  # libcst lists every token it expected: the first few say enough
+
+
+def _short_parser_message(message: str) -> str:
+    head, separator, tokens = message.partition("expected one of ")
+    listed = tokens.split(", ")
+    if not separator or len(listed) <= _MOST_TOKENS:
+        return message
+    return f"{head}expected one of {', '.join(listed[:_MOST_TOKENS])}, ... ({len(listed) - _MOST_TOKENS} more)"
 
 
 class PythonStubLanguage(PythonLanguage):

@@ -4,19 +4,26 @@ from gradlint.rule import Rule
 class SyntaxErrorRule(Rule):
     """
     ## What it does
-    Reports a Python file that libcst cannot parse (or cannot decode), at the place
-    the parser stopped: at the first byte that is not valid in the file's encoding, at
-    a NUL byte, or where the nesting runs too deep. Expressions nested about 200
-    levels deep or more are refused before parsing, since the parser would crash or take
-    minutes on them; CPython itself refuses 200 nested brackets. Binary files (NUL
-    bytes that do not decode) and files over 4 MB are skipped with a warning instead.
+    Reports a Python file that cannot be parsed (or cannot be decoded), with CPython's own
+    message and position where CPython has one (`'(' was never closed`): at the first byte
+    that is not valid in the file's encoding, at a NUL byte, or where the nesting runs too
+    deep. Expressions nested about 200 levels deep or more are refused before parsing, since
+    the parser would crash or take minutes on them; CPython itself refuses 200 nested
+    brackets. Binary files (NUL bytes that do not decode) and files over 4 MB are skipped
+    with a warning instead. In a notebook, each cell that does not parse is one GL001 in
+    that cell (IPython compiles each cell on its own), and the other cells are still checked.
+
+    Which files: every file that names what some rule looks for (the text prefilter of any
+    rule, selected or not: in practice a grad-mode guard's name), whatever `--select` says.
+    `--select` never turns GL001 off; `--ignore GL001` (or per-file-ignores) does. A file that
+    names no guard at all is not parsed, so its syntax errors are not reported: gradlint reads
+    only the files it could say something about, where ruff parses every file. Files that
+    no selected rule parses are compiled by CPython only (about 8% of a full parse), never by
+    libcst.
 
     ## Why is this bad?
     Python raises `SyntaxError` when it imports such a file, and gradlint cannot check
-    what it cannot parse. Only files that some enabled rule's text prefilter selects
-    are parsed, so a file that never mentions a grad-mode guard is not reported; a file
-    that CPython parses is parsed by libcst only when some rule's screen says it may hold
-    a finding.
+    what it cannot parse.
 
     ## Example
     ```python
@@ -38,3 +45,4 @@ class SyntaxErrorRule(Rule):
     name = "syntax-error"
     summary = "Python source that cannot be parsed"
     reported_by_engine = True
+    kept_by_select = True
