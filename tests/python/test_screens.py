@@ -158,17 +158,19 @@ def test_a_rule_that_reads_only_the_outline_reports_without_libcst(monkeypatch):
 
 
         def refresh(cache, value):
+            score = cache @ value
             with torch.autograd._unsafe_preserve_version_counter(cache):
                 cache[0] = value
             with torch._C._AutoDispatchBelowADInplaceOrView():
                 cache.mul_(0.9).add_(value, alpha=0.1)
             torch._C._AutoDispatchBelowADInplaceOrView()
+            return score
         """)
     findings = _linter().check_text(source, "refresh.py", PYTHON)
     assert [(f.code, f.start.line, f.start.column) for f in findings] == [
-        ("GL406", 5, 10), ("GL406", 7, 10), ("GL406", 9, 5)]
-    assert "(`cache[0]`, line 6)" in findings[0].message
-    assert "(`cache.mul_(0.9).add_(value, alpha=0.1)`, line 8)" in findings[1].message
+        ("GL406", 6, 10), ("GL406", 8, 10), ("GL406", 10, 5)]
+    assert "update of `cache` (line 7), which went into `score`" in findings[0].message
+    assert "update of `cache` (line 9)" in findings[1].message
     end = findings[0].end_offset
     assert source[findings[0].start_offset:end] == "torch.autograd._unsafe_preserve_version_counter(cache)"
 

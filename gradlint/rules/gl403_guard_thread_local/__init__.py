@@ -20,6 +20,17 @@ class GuardThreadLocal(Rule):
     `submit`/`map` on a `concurrent.futures.ThreadPoolExecutor`, `apply`/`apply_async`/
     `map`/`imap`/`starmap` on a `multiprocessing.pool.ThreadPool`.
 
+    Not reported when the function the thread runs turns grad off itself: the `target=` of
+    the thread (the `function` of a `Timer`), or the function handed to the pool, is a
+    function or method of the same module that is decorated with a grad-off guard or whose
+    body enters one in a `with` statement of its own (not nested in a loop or an `if`; the
+    statements before it are taken for setup), also through `functools.partial(f, ...)` or
+    `lambda: f(...)`; with several definitions of that name, every one must. Functions
+    imported from other modules are not read. Library methods known to turn grad off
+    themselves count too, by method name, when the module defines no method of that name:
+    `generate` (transformers' `GenerationMixin.generate` is decorated with
+    `@torch.no_grad()`, and its streaming recipe runs `Thread(target=model.generate, ...)`).
+
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §3): grad mode and inference mode are
     thread-local. A `std::thread` started inside `c10::InferenceMode` sees
