@@ -22,7 +22,10 @@ class SetGradEnabledAsScope(Rule):
     for whatever runs next, such as the training loop, silently. `with
     torch.set_grad_enabled(False):` restores the previous mode on every exit.
     A bare `set_grad_enabled(False)` that is not undone in the same block is taken for a
-    deliberate global switch and not reported. Off by default.
+    deliberate global switch and not reported. Nor is a switch that every exit undoes: in
+    the body of a `try` whose `finally` sets the mode back, or reset on the next statement
+    (or after only `pass`, docstrings and `name = constant`, which cannot raise). Off by
+    default.
 
     ## Example
     ```python
@@ -67,11 +70,14 @@ class SetGradEnabledAsScope(Rule):
                 mode, call = _switch(file, statement)
                 if mode is not False:
                     continue
+                if _restored_in_finally(file, block):
+                    continue
                 for end_index in range(index + 1, len(statements)):
                     reset, reset_call = _switch(file, statements[end_index])
                     if reset is None:
                         continue
-                    if reset is True or (isinstance(reset, str) and reset in saved):
+                    undone = reset is True or (isinstance(reset, str) and reset in saved)
+                    if undone and not all(_cannot_raise(between) for between in statements[index + 1:end_index]):
                         yield self._diagnostic(file, call, statements, index, end_index, reset_call)
                     break
 
@@ -110,6 +116,32 @@ def _switch(file, statement):
     if mode is None and isinstance(argument, cst.Name):
         return argument.value, call
     return mode, call
+
+
+def _restored_in_finally(file, block) -> bool:
+    """Whether `block` is the body of a `try` whose `finally` sets the mode back: then every
+    exit restores it, as `with` would."""
+    owner = file.parent(block)
+    if not isinstance(owner, cst.Try) or owner.body is not block or owner.finalbody is None:
+        return False
+    return any(_switch(file, statement)[0] not in (None, False) for statement in owner.finalbody.body.body)
+
+
+def _cannot_raise(statement) -> bool:
+    """`pass`, a docstring, `name = <constant>`: nothing that can raise between the switch
+    and the reset."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Pass):
+            continue
+        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float)):
+            continue
+        if (isinstance(small, cst.Assign) and all(isinstance(target.target, cst.Name) for target in small.targets)
+                and isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))):
+            continue
+        return False
+    return True
 
 
 def _saved_mode_names(file, statement):

@@ -7,12 +7,17 @@ from __future__ import annotations
 import ast
 import json
 import os
+import sys
 
 import pytest
 
 from gradlint.notebook.magics import BODY_MARK, MAGIC_MARK, PYTHON_BODY_CELL_MAGICS, neutralize, split_lines
 
+_RECURSION_LIMIT = sys.getrecursionlimit()
 inputtransformer2 = pytest.importorskip("IPython.core.inputtransformer2")
+# Importing IPython raises the recursion limit to 3000 for the whole process; the nesting
+# gate (gradlint.source.python_gate) depends on it, and later tests measure that gate.
+sys.setrecursionlimit(_RECURSION_LIMIT)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMING_MAGICS = ("time", "timeit")

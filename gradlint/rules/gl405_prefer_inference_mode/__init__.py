@@ -35,7 +35,8 @@ class PreferInferenceMode(Rule):
     place, assigns no attribute or item, fills no container and neither returns nor
     yields, and whose names are used after the block only to read numbers out (`.item()`,
     `.tolist()`, `.numpy()`, `.shape`, `print`, `float`, ...). Never in an
-    `autograd.Function`.
+    `autograd.Function`, and never for a block that cannot make a tensor (only `raise`,
+    `pass`, `return None`, docstrings, `assert` without calls): no guard is needed there.
 
     ## Why is this bad?
     It is not wrong, only slower than it could be. `c10::InferenceMode` turns grad mode off

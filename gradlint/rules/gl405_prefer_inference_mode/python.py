@@ -32,6 +32,8 @@ def check(file):
             continue
         if trains(function, file) or "requires_grad" in file.code_for(function):
             continue
+        if _makes_no_tensor(statement.body):
+            continue  # `raise`, `pass`, `assert` only: no guard is needed at all
         bound = _bound_names(file, statement.body)
         if bound is None or _escapes(file, function, statement, bound):
             continue
@@ -86,6 +88,37 @@ def _bound_names(file, body):
             return None
         stack.extend(file.children(node))
     return names
+
+
+def _makes_no_tensor(body) -> bool:
+    """Whether the block holds only statements that cannot make a tensor: `raise`, `pass`,
+    `assert` without calls, `return` / `return None`, docstrings and other strings."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else (body,)
+    for statement in statements:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, (cst.Raise, cst.Pass)):
+                continue
+            if isinstance(small, cst.Assert) and not _calls_anything(small):
+                continue  # `assert step > 0`; `assert model(x).shape == ...` makes tensors
+            if isinstance(small, cst.Return) and (small.value is None or (
+                    isinstance(small.value, cst.Name) and small.value.value == "None")):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                continue
+            return False
+    return True
+
+
+def _calls_anything(node) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            return True
+        stack.extend(current.children)
+    return False
 
 
 def _is_print(expression) -> bool:
