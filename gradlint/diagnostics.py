@@ -57,6 +57,16 @@ class Fix:
         return self.safety is Safety.SAFE or (unsafe_fixes and self.safety is Safety.UNSAFE)
 
 
+MESSAGE_LIMIT = 120  # characters a message may take in text output; detail goes in `gradlint rule`
+_QUOTED_LIMIT = 32
+
+
+def quoted(code: str) -> str:
+    """`code` for a message: on one line, and cut to a few words when long."""
+    text = " ".join(code.split())
+    return text if len(text) <= _QUOTED_LIMIT else text[:_QUOTED_LIMIT - 3] + "..."
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """What a rule reports: a span of the source, a message, an optional fix."""

@@ -57,7 +57,7 @@ def test_check_reports_each_finding_on_one_line_and_exits_1(project):
         f"pkg{os.sep}evaluate.py:5:10: GL402 [*] [guard-missing-parens] " + lines[0].split("[guard-missing-parens] ", 1)[1],
         f"pkg{os.sep}kernel.cpp:3:3: GL101 [legacy-guard] " + lines[1].split("[legacy-guard] ", 1)[1],
     ]
-    assert "'type' object does not support the context manager protocol" in lines[0]
+    assert "is the class, not a guard: this `with` raises TypeError" in lines[0]
     assert "Found 2 findings in 3 files. 1 fixable with `gradlint fix`." in result.stderr
 
 

@@ -4,13 +4,11 @@ import ast
 
 import libcst as cst
 
-from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.guards import canonical_guard
 from gradlint.python.outline import INFERENCE_MODE_CLASS, literal_bool
 from gradlint.rule import Rule
 
-_TYPE_ERROR = "TypeError: 'type' object does not support the context manager protocol"
-_FUNCTION_ERROR = "TypeError: 'function' object does not support the context manager protocol"
 # Calls whose result is not a `bool`, so `inference_mode(...)` takes them for the function to decorate.
 _NON_BOOL_CALLS = frozenset({"torch.tensor", "torch.as_tensor", "numpy.bool_", "numpy.array"})
 
@@ -94,9 +92,8 @@ class GuardMissingParens(Rule):
                     fix = Fix((Edit(end, end, "()"),), Safety.SAFE, f"Call it: `{written}()`")
                 yield Diagnostic(
                     start, end,
-                    f"`{written}` is the guard class, not a context manager: this `with` raises "
-                    f"{_TYPE_ERROR}; write `{written}()`"
-                    + (" with a mode argument" if guard == "set_grad_enabled" else ""),
+                    f"`{quoted(written)}` is the class, not a guard: this `with` raises TypeError; "
+                    f"write `{quoted(written)}({'False' if guard == 'set_grad_enabled' else ''})`",
                     fix,
                 )
 
@@ -161,14 +158,12 @@ def _non_bool_argument(file, call: cst.Call):
         if not call.args:
             start, end = file.span(call)
             return Diagnostic(start, end, (
-                f"`{written}()` needs the mode: this `with` raises TypeError: set_grad_enabled.__init__() "
-                f"missing 1 required positional argument: 'mode' (torch-semantics §2)"),
+                f"`{quoted(written)}()` needs the mode: this `with` raises TypeError (torch-semantics §2)"),
                 Fix((Edit(end - 1, end - 1, "False"),), Safety.DISPLAY_ONLY, "Pass the mode: `False` or `True`"))
         if positional and isinstance(positional[0].value, cst.Integer):
             start, end = file.span(call)
             return Diagnostic(start, end, (
-                f"`{file.code_for(call)}` passes an int: this `with` raises TypeError: set_grad_enabled(): "
-                f"argument 'enabled' (position 1) must be bool, not int (torch-semantics §2)"),
+                f"`{quoted(file.code_for(call))}` passes an int: this `with` raises TypeError (torch-semantics §2)"),
                 _bool_fix(file, positional[0].value, Safety.SAFE))
         return None
     if guard == "no_grad":
@@ -177,8 +172,8 @@ def _non_bool_argument(file, call: cst.Call):
         argument = call.args[0].value
         start, end = file.span(call)
         return Diagnostic(start, end, (
-            f"`{file.code_for(call)}` decorates its argument instead of making a context manager: "
-            f"this `with` raises {_FUNCTION_ERROR} (torch-semantics §2); write `{written}()`"),
+            f"`{quoted(file.code_for(call))}` decorates its argument: this `with` raises TypeError; "
+            f"write `{quoted(written)}()`"),
             Fix((Edit(file.span(call.args[0])[0], file.span(call.args[-1])[1], ""),), Safety.DISPLAY_ONLY,
                 f"Drop the argument: `{written}()` (or use `torch.set_grad_enabled(...)` to pass a mode)")
             if argument is not None else None)
@@ -187,8 +182,8 @@ def _non_bool_argument(file, call: cst.Call):
     argument = positional[0].value
     start, end = file.span(call)
     return Diagnostic(start, end, (
-        f"`{file.code_for(call)}`: a mode that is not a `bool` is taken for a function to decorate, so this "
-        f"`with` raises {_FUNCTION_ERROR} (torch-semantics §2); pass `True` or `False`"),
+        f"`{quoted(file.code_for(call))}` takes a non-bool mode for a function: this `with` raises TypeError; "
+        f"pass `True` or `False`"),
         _bool_fix(file, argument, Safety.SAFE) or Fix(
             (Edit(*file.span(argument), "False"),), Safety.DISPLAY_ONLY, "Pass a bool: `False` or `True`"))
 

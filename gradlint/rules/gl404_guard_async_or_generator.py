@@ -2,7 +2,7 @@ import ast
 
 import libcst as cst
 
-from gradlint.diagnostics import Edit, Fix, Safety
+from gradlint.diagnostics import Edit, Fix, Safety, quoted
 from gradlint.python.edits import line_start, unwrap_with
 from gradlint.python.outline import dotted_name, nodes_in
 from gradlint.rule import Rule
@@ -83,9 +83,8 @@ class GuardAsyncOrGenerator(Rule):
                     continue
                 yield file.diagnostic(
                     guard.node,
-                    f"`@{file.code_for(guard.node)}` on `async def {function.name.value}` only covers making the "
-                    f"coroutine: its body runs with the mode unchanged (torch-semantics §2); use `with` inside "
-                    f"the coroutine",
+                    f"`@{quoted(file.code_for(guard.node))}` on `async def {quoted(function.name.value)}` does not "
+                    f"cover its body (torch-semantics §2); use `with` inside",
                 )
                 continue
             statement = region.owner
@@ -100,9 +99,8 @@ class GuardAsyncOrGenerator(Rule):
                 continue
             yield file.diagnostic(
                 item.item,
-                f"`{file.code_for(guard.node)}` stays on while the generator `{function.name.value}` is suspended "
-                f"at `yield` ({file.place_of(yielding)}): the caller's code runs under it "
-                f"(torch-semantics §2); decorate the generator with `@{file.code_for(guard.node)}` instead",
+                f"`{quoted(file.code_for(guard.node))}` stays on in the caller while `{quoted(function.name.value)}` "
+                f"yields ({file.place_of(yielding)}; torch-semantics §2)",
                 _to_decorator(file, function, statement, guard),
             )
 

@@ -1,6 +1,6 @@
 import ast
 
-from gradlint.diagnostics import Severity
+from gradlint.diagnostics import Severity, quoted
 from gradlint.python.flow.knowledge import is_in_place_method
 from gradlint.python.guards import LOW_LEVEL_GUARDS
 from gradlint.python.outline import dotted_name, literal_bool, nodes_in
@@ -95,8 +95,8 @@ def _findings(outline, first_only: bool = False):
                 return
             node, tensor, reason = update
             yield call, (
-                f"`{low_level}` hides the in-place update of `{tensor}` ({outline.place_of(node)}), which {reason}: "
-                f"backward can silently compute a wrong gradient (torch-semantics §5)")
+                f"`{low_level}` hides an update of `{quoted(tensor)}` ({outline.place_of(node)}) {reason}: "
+                f"wrong gradient (§5)")
     for call, _, _ in outline.calls_in_statements(ast.Expr):
         if _low_level(outline, call) == "_AutoDispatchBelowADInplaceOrView":
             yield call, "`_AutoDispatchBelowADInplaceOrView()` made without `with` has no effect (torch-semantics §5)"
@@ -149,27 +149,27 @@ def _updates(body, guarded):
 
 
 def _why_autograd_needs(tensor, before, after):
-    """"requires grad" or "was used in `out = ...` before" when the code before the block
-    says so, else None."""
+    """"that requires grad" or "after `out` used it" (a result computed from it before the block and
+    used after it) when the code says so, else None."""
     for node in before:
         if isinstance(node, ast.Assign) and any(dotted_name(target) == tensor for target in node.targets):
             if _makes_grad_leaf(node.value):
-                return "requires grad"
+                return "that requires grad"
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr == "requires_grad_" and dotted_name(node.func.value) == tensor:
-                return "requires grad"
+                return "that requires grad"
         elif isinstance(node, ast.For) and dotted_name(node.target) == tensor:
             iterated = node.iter
             if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) \
                     and iterated.func.attr == "parameters":
-                return "requires grad"
+                return "that requires grad"
     used_after = {dotted_name(node) for node in after if isinstance(node, (ast.Name, ast.Attribute))}
     for node in before:
         if isinstance(node, ast.Assign) and _computes_from(node.value, tensor):
             results = [dotted_name(target) for target in node.targets]
             used = next((result for result in results if result is not None and result in used_after), None)
             if used is not None:
-                return f"went into `{used}` before it"
+                return f"after `{quoted(used)}` used it"
     return None
 
 

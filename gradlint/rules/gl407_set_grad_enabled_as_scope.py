@@ -2,7 +2,7 @@ import ast
 
 import libcst as cst
 
-from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity, quoted
 from gradlint.python.edits import wrap_statements
 from gradlint.python.guards import canonical_guard, literal_bool
 from gradlint.rule import Rule
@@ -93,9 +93,8 @@ class SetGradEnabledAsScope(Rule):
                           Safety.UNSAFE, f"Use `with {file.code_for(call)}:`")
         return Diagnostic(
             start, end,
-            f"`{file.code_for(call)}` is undone by hand at {file.place_of(reset_call)}: if anything in "
-            f"between raises or returns, grad mode stays off for the code that runs next (torch-semantics §2); "
-            f"use `with {file.code_for(call)}:`",
+            f"`{quoted(file.code_for(call))}` undone by hand ({file.place_of(reset_call)}): an exception in "
+            f"between leaves grad off (torch-semantics §2)",
             fix,
         )
 

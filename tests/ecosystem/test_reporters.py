@@ -11,10 +11,7 @@ from gradlint.engine import FileReport
 from gradlint.reporters import ReporterOptions, RunResult, reporters
 from gradlint.reporters.github import escape_data, escape_property
 
-GL402_MESSAGE = (
-    "`torch.no_grad` is the guard class, not a context manager: this `with` raises TypeError: "
-    "'type' object does not support the context manager protocol; write `torch.no_grad()`"
-)
+GL402_MESSAGE = "`torch.no_grad` is the class, not a guard: this `with` raises TypeError; write `torch.no_grad()`"
 FIXED_PYTHON = BAD_PYTHON.replace("with torch.no_grad:", "with torch.no_grad():")
 
 

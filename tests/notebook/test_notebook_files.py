@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from gradlint.cli import main
 from gradlint.notebook.frontend import NOTEBOOK
 
-GL402_MESSAGE_START = "`torch.no_grad` is the guard class, not a context manager"
+GL402_MESSAGE_START = "`torch.no_grad` is the class, not a guard"
 
 
 def notebook(*sources, cell_type="code", kernel="python", **dump):

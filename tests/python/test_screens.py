@@ -169,7 +169,7 @@ def test_a_rule_that_reads_only_the_outline_reports_without_libcst(monkeypatch):
     findings = _linter().check_text(source, "refresh.py", PYTHON)
     assert [(f.code, f.start.line, f.start.column) for f in findings] == [
         ("GL406", 6, 10), ("GL406", 8, 10), ("GL406", 10, 5)]
-    assert "update of `cache` (line 7), which went into `score`" in findings[0].message
+    assert "update of `cache` (line 7) after `score` used it" in findings[0].message
     assert "update of `cache` (line 9)" in findings[1].message
     end = findings[0].end_offset
     assert source[findings[0].start_offset:end] == "torch.autograd._unsafe_preserve_version_counter(cache)"

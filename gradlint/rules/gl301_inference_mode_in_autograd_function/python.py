@@ -2,7 +2,7 @@
 `torch.autograd.Function` subclass (torch-semantics §4)."""
 import libcst as cst
 
-from gradlint.diagnostics import Diagnostic, Fix, Safety
+from gradlint.diagnostics import Diagnostic, Fix, Safety, quoted
 from gradlint.python.edits import remove_line, unwrap_with
 
 FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
@@ -38,10 +38,8 @@ def check(file):
         fix = _fix(file, region)
         yield Diagnostic(
             start, end,
-            f"`{file.code_for(region.guard.node)}` inside `{method.name.value}()` of an autograd Function: "
-            f"its results are inference tensors, so backward fails (`element 0 of tensors does not require "
-            f"grad and does not have a grad_fn`) or saving them raises `Inference tensors cannot be saved for "
-            f"backward` (torch-semantics §4); `forward` already runs with grad mode off, so drop the guard",
+            f"`{quoted(file.code_for(region.guard.node))}` in autograd Function `{quoted(method.name.value)}()`: "
+            f"backward fails on its inference tensors (torch-semantics §4)",
             fix,
         )
 

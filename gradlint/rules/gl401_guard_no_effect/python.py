@@ -4,7 +4,7 @@ import ast
 
 import libcst as cst
 
-from gradlint.diagnostics import Edit, Fix, Safety
+from gradlint.diagnostics import Edit, Fix, Safety, quoted
 from gradlint.python.edits import wrap_statements
 from gradlint.python.guards import classify_guard
 from gradlint.python.outline import INFERENCE_MODE_CLASS
@@ -42,8 +42,7 @@ def check(file):
         written = file.code_for(statement.value)
         yield file.diagnostic(
             statement.value,
-            f"`{written}` as a statement makes a context manager and drops it: no mode changes "
-            f"(torch-semantics §2); use `with {written}:` around the code it should cover",
+            f"`{quoted(written)}` as a statement changes no mode (torch-semantics §2); use `with {quoted(written)}:`",
             _wrap_rest_of_block(file, statement, written),
         )
     for assign in file.nodes(cst.Assign):
@@ -56,8 +55,8 @@ def check(file):
             continue
         yield file.diagnostic(
             assign,
-            f"`{name} = {file.code_for(assign.value)}` makes a guard that is never entered: no mode changes "
-            f"(torch-semantics §2); write `with {file.code_for(assign.value)}:` around the code it should cover",
+            f"`{quoted(name + ' = ' + file.code_for(assign.value))}` makes a guard never entered: no mode changes "
+            f"(torch-semantics §2)",
         )
 
 

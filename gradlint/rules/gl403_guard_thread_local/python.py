@@ -4,6 +4,7 @@ import ast
 
 import libcst as cst
 
+from gradlint.diagnostics import quoted
 from gradlint.python.names import dotted
 from gradlint.python.outline import nodes_in
 
@@ -111,9 +112,8 @@ def check(file):
                 continue
             yield file.diagnostic(
                 node,
-                f"`{file.code_for(node.func)}(...)` inside `{file.code_for(guard.node)}`: grad mode is "
-                f"thread-local, so the worker thread runs with grad mode on and inference mode off "
-                f"(torch-semantics §3); enter the guard inside the function the thread runs",
+                f"`{quoted(file.code_for(node.func))}(...)` inside `{quoted(file.code_for(guard.node))}`: the "
+                f"thread runs without it (torch-semantics §3)",
             )
 
 

@@ -2,7 +2,7 @@
 or an in-place update, where `torch.inference_mode()` would do (torch-semantics §1, §4)."""
 import libcst as cst
 
-from gradlint.diagnostics import Edit, Fix, Safety
+from gradlint.diagnostics import Edit, Fix, Safety, quoted
 from gradlint.python.flow.knowledge import is_in_place_method
 from gradlint.python.training import trains
 from gradlint.rules.gl301_inference_mode_in_autograd_function.python import autograd_function_methods
@@ -39,9 +39,8 @@ def check(file):
             continue
         yield file.diagnostic(
             guard.node,
-            f"`{file.code_for(guard.node)}` covers pure inference here (nothing made in it reaches autograd, "
-            f"an in-place update or the caller): `torch.inference_mode()` also skips view and version "
-            f"tracking (torch-semantics §1)",
+            f"`{quoted(file.code_for(guard.node))}` covers pure inference: `torch.inference_mode()` is cheaper "
+            f"(torch-semantics §1)",
             _fix(file, guard.node),
         )
 
