@@ -121,14 +121,28 @@ class CppFile:
     def function_at(self, offset: int) -> Optional[Scope]:
         return self.tree.scope_at(offset).enclosing_function()
 
+    @cached_property
+    def dispatch(self):
+        """Registrations by op name and key, and which calls may reach the dispatcher."""
+        from gradlint.cpp.dispatch import DispatchModel
+
+        return DispatchModel(self.text, self.code, self.tree)
+
+    @cached_property
+    def module_names(self):
+        """Names declared as modules here (what `.forward(` runs a model on)."""
+        return recognisers.module_names(self.code, self.tree)
+
     def is_kernel(self, function: Scope) -> bool:
         return recognisers.is_kernel(self.code, function, self.recognised)
 
     def is_inference(self, function: Scope) -> bool:
-        return recognisers.is_inference(self.code, function)
+        return recognisers.is_inference(self.code, function, self.module_names)
 
     def autograd_method(self, function: Scope) -> Optional[str]:
-        return recognisers.autograd_method(function, self.recognised)
+        """"forward"/"backward" of a custom Function (a lambda's: of the function around it)."""
+        named = recognisers.named_function(function)
+        return recognisers.autograd_method(self.code, named, self.recognised) if named is not None else None
 
     def redispatches(self, function: Scope) -> bool:
         return recognisers.redispatches(self.code, function, self.recognised)

@@ -63,11 +63,21 @@ BUILDS_GRAD_FN = re.compile(
     r"\b(?:shared_ptr|intrusive_ptr)\s*<\s*(?:[\w:]*::)?Node\s*>|"
     r"\badd_input_metadata\s*\("
 )
-# Inference code: loads a scripted module or runs a module's forward.
-RUNS_MODEL = re.compile(
-    r"\bjit\s*::\s*load\s*\(|(?:\.|->)\s*forward\s*\(|\brun_method\s*\(|\bload_for_mobile\s*\(|"
-    r"\b_load_for_mobile\s*\("
-)
+# Inference code: loads a scripted module or runs one (`.forward(` counts only on an object
+# declared as a module, see `module_names`).
+LOADS_MODEL = re.compile(r"\bjit\s*::\s*load\s*\(|\b_?load_for_mobile\s*\(")
+_RUNS_METHOD = re.compile(r"\brun_method\s*\(")
+_FORWARD_CALL = re.compile(r"(?P<object>[A-Za-z_]\w*)\s*(?:\)\s*)?(?:\.|->)\s*forward\s*\(")
+# Declarations of modules: `torch::jit::Module m`, `mobile::Module _impl;`, `torch::nn::Linear fc`,
+# `std::shared_ptr<torch::jit::script::Module> model_`, `auto m = torch::jit::load(...)`.
+_MODULE_DECLARATION = re.compile(
+    r"(?:\b(?:[A-Za-z_]\w*\s*::\s*)*Module\b|\bnn\s*::\s*[A-Z]\w*|shared_ptr\s*<[^;{}()]*Module\s*>)"
+    r"\s*(?:const\s*)?[&*]*\s*(?P<name>[A-Za-z_]\w*)\s*[;,=(){\[]")
+_MODULE_ASSIGNED = re.compile(
+    r"(?P<name>[A-Za-z_]\w*)\s*=\s*(?:[A-Za-z_]\w*\s*::\s*)*(?:load|_load_for_mobile|load_for_mobile)\s*\(")
+_TORCH_MODULE_MACRO = re.compile(r"\bTORCH_MODULE\s*\(\s*(?P<name>[A-Za-z_]\w*)\s*\)")
+_AUTOGRAD_CONTEXT = re.compile(r"\bAutogradContext\s*\*")
+_CTX_USE = re.compile(r"\bctx\s*->\s*(?:save_for_backward|saved_data|get_saved_variables|mark_dirty)\b")
 _INFERENCE_NAME = re.compile(r"^(?:main|wmain)$|infer|predict|bench|run_?model|runner|classify|detect", re.I)
 _IN_PLACE = re.compile(r"[.>]\s*\w+_\s*\(|(?:\+|-|\*|/)=(?!=)")
 _CALL = re.compile(r"(?<![\w.>:])(?:[A-Za-z_]\w*\s*::\s*)*(?P<name>[A-Za-z_]\w*)\s*(?:<[^;{}()<>]*>)?\s*\(")
@@ -84,7 +94,7 @@ class GuardDecl:
     guard: str  # the type, unqualified: "InferenceMode"
     type_start: int
     type_end: int
-    form: str  # named, auto, temporary, vexing, using, mention
+    form: str  # named, auto, temporary, vexing, member (of a class), using, mention
     statement_start: int
     statement_end: int  # after the `;` (for declarations and temporaries)
     scope: Scope
@@ -189,6 +199,13 @@ def _describe(code: str, tree: ScopeTree, start: int, end: int, guard: str) -> G
             decl.statement_end = temporary.end()
             _set_args(decl, temporary)
         return decl
+    if at_statement and scope.kind == "class":
+        member = _NAMED.match(code, end)
+        if member is not None and member.group("name") not in ("const", "volatile"):
+            decl.form, decl.name = "member", member.group("name")
+            decl.statement_end = member.end()
+            _set_args(decl, member)
+        return decl
     if not at_statement or scope.kind in ("class", "init"):
         return decl
     named = _NAMED.match(code, end)
@@ -281,14 +298,60 @@ def recognise(code: str, tree: ScopeTree, aliases: Dict[str, str]) -> Recognised
     return Recognised(frozenset(classes), frozenset(kernels), registrations, frozenset(redispatching))
 
 
-def autograd_method(function: Scope, recognised: Recognised) -> Optional[str]:
-    """"forward"/"backward" when `function` is one of a custom `Function<T>`'s."""
+def autograd_method(code: str, function: Scope, recognised: Recognised) -> Optional[str]:
+    """"forward"/"backward" when `function` is one of a custom `Function<T>`'s: its class is
+    one, or (an out-of-line method whose class is declared elsewhere) it takes an
+    `AutogradContext*` or uses `ctx` as only a Function's context is used."""
     if function.kind != "function" or function.name not in ("forward", "backward"):
         return None
     owner = function.qualifier
     if not owner and function.parent is not None and function.parent.kind == "class":
         owner = function.parent.name
-    return function.name if owner in recognised.autograd_classes else None
+    if owner in recognised.autograd_classes or _AUTOGRAD_CONTEXT.search(function.header):
+        return function.name
+    return function.name if _CTX_USE.search(code, function.open, function.close) else None
+
+
+def named_function(function: Optional[Scope]) -> Optional[Scope]:
+    """`function`, or for a lambda the nearest enclosing function that is not one."""
+    while function is not None and function.kind == "lambda":
+        function = function.parent.enclosing_function() if function.parent is not None else None
+    return function
+
+
+def enclosing_functions(function: Scope) -> Iterator[Scope]:
+    """`function` and the functions around it (a lambda inherits their evidence)."""
+    scope: Optional[Scope] = function
+    while scope is not None:
+        yield scope
+        scope = scope.parent.enclosing_function() if scope.parent is not None else None
+
+
+def module_names(code: str, tree: ScopeTree) -> FrozenSet[str]:
+    """Names declared as modules (TorchScript, mobile, `torch::nn` holders and subclasses)."""
+    types = {match.group("name") for match in _TORCH_MODULE_MACRO.finditer(code)}
+    types.update(scope.name for scope in tree.scopes
+                 if scope.kind == "class" and scope.name and re.search(r"\bModule\b|Cloneable\s*<", scope.bases))
+    names = {match.group("name") for match in _MODULE_DECLARATION.finditer(code)}
+    names.update(match.group("name") for match in _MODULE_ASSIGNED.finditer(code))
+    if types:
+        typed = re.compile(r"\b(?:%s)\s*[&*]*\s*(?P<name>[A-Za-z_]\w*)\s*[;,=(){\[]" % "|".join(map(re.escape, types)))
+        names.update(match.group("name") for match in typed.finditer(code))
+    return frozenset(names - {"Module", "forward"})
+
+
+def runs_model(code: str, start: int, end: int, modules: FrozenSet[str]) -> bool:
+    """code[start:end] loads a module, runs a method of one, or calls a module's `forward`."""
+    if LOADS_MODEL.search(code, start, end) or _RUNS_METHOD.search(code, start, end):
+        return True
+    return any(match.group("object") in modules for match in _FORWARD_CALL.finditer(code, start, end))
+
+
+def calls_model(code: str, start: int, end: int, modules: FrozenSet[str]) -> bool:
+    """code[start:end] runs a module (not only loads one)."""
+    if _RUNS_METHOD.search(code, start, end):
+        return True
+    return any(match.group("object") in modules for match in _FORWARD_CALL.finditer(code, start, end))
 
 
 def redispatches(code: str, function: Scope, recognised: Recognised) -> bool:
@@ -308,22 +371,23 @@ def in_autograd_registration(function: Scope, recognised: Recognised) -> bool:
 
 
 def is_kernel(code: str, function: Scope, recognised: Recognised) -> bool:
-    return bool(
-        autograd_method(function, recognised)
-        or in_autograd_registration(function, recognised)
-        or redispatches(code, function, recognised)
-        or BUILDS_GRAD_FN.search(code, function.open, function.close)
+    """A custom Function method, a kernel registered for an Autograd key, one that
+    redispatches or wires a `grad_fn` by hand; a lambda inherits the evidence of the
+    functions around it."""
+    return any(
+        autograd_method(code, scope, recognised)
+        or in_autograd_registration(scope, recognised)
+        or redispatches(code, scope, recognised)
+        or BUILDS_GRAD_FN.search(code, scope.open, scope.close)
+        for scope in enclosing_functions(function)
     )
 
 
-def is_inference(code: str, function: Scope) -> bool:
-    scope: Optional[Scope] = function
-    while scope is not None:
-        if scope.is_function and (_INFERENCE_NAME.search(scope.name or "")
-                                  or RUNS_MODEL.search(code, scope.open, scope.close)):
-            return True
-        scope = scope.parent.enclosing_function() if scope.parent is not None else None
-    return False
+def is_inference(code: str, function: Scope, modules: FrozenSet[str] = frozenset()) -> bool:
+    return any(
+        scope.is_function and (_INFERENCE_NAME.search(scope.name or "") or runs_model(code, scope.open, scope.close, modules))
+        for scope in enclosing_functions(function)
+    )
 
 
 def has_in_place(code: str, start: int, end: int) -> bool:

