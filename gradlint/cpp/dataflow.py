@@ -10,6 +10,7 @@ check (§7a), so it is not followed.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set, Tuple
@@ -62,6 +63,39 @@ def assigned_outside(code: str, scope: Scope, start: int) -> Dict[str, int]:
             continue  # `Type name = ...` declares
         found[name] = match.start("name")
     return found
+
+
+def assigns_outer_variable(file, scope: Scope, start: int) -> bool:
+    """Does code[start:scope.close] assign a variable it does not declare (one from before
+    `start`)? `assigned_outside` as a yes/no, answered for every start in the scope from
+    one backward sweep over its declarations and assignments."""
+    offsets, answers = file.per_scope("outer_assignments", scope, lambda _: _outer_assignment_sweep(file.code, scope))
+    index = bisect.bisect_left(offsets, start)
+    return answers[index] if index < len(answers) else False
+
+
+def _outer_assignment_sweep(code: str, scope: Scope) -> Tuple[List[int], List[bool]]:
+    events = [(match.start(), "declared", match.group("name"))
+              for match in _DECLARED_WITH.finditer(code, scope.open + 1, scope.close)
+              if match.group("type") not in _NOT_TYPES]
+    events += [(match.start(), "assigned", match.group("name"))
+               for match in _ASSIGNED.finditer(code, scope.open + 1, scope.close)
+               if _BEFORE_PLAIN_ASSIGNMENT.search(code[max(0, match.start() - 40):match.start()]) is not None]
+    events.sort()
+    declared: Set[str] = set()
+    assigned: Set[str] = set()
+    undeclared = 0  # names assigned in the suffix and declared nowhere in it
+    answers = [False] * len(events)
+    for index in range(len(events) - 1, -1, -1):
+        _, kind, name = events[index]
+        if kind == "declared" and name not in declared:
+            declared.add(name)
+            undeclared -= name in assigned
+        elif kind == "assigned" and name not in assigned:
+            assigned.add(name)
+            undeclared += name not in declared
+        answers[index] = undeclared > 0
+    return [offset for offset, _, _ in events], answers
 
 
 def inference_regions(file) -> List[Region]:

@@ -10,6 +10,7 @@ wrapper of one, a call into `c10::Dispatcher`, a function declared but not defin
 call is shown not to may lose a guard."""
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -116,6 +117,7 @@ class DispatchModel:
             if scope.kind in ("function", "method") and scope.name:
                 self.definitions.setdefault(scope.name, []).append(scope)
         self._summaries: Dict[int, Optional[Reach]] = {}
+        self._index: Optional[Tuple[List[int], List[Reach], List[List[int]]]] = None
 
     def _read_registration(self, scope: Scope) -> None:
         arguments = _LIBRARY_ARGUMENTS.match(scope.arguments or "")
@@ -195,6 +197,21 @@ class DispatchModel:
                 return Reach(name, offset, "local", through=_describe(inner))
         return None
 
+    def strongest_in(self, start: int, end: int) -> Optional[Reach]:
+        """The strongest call in code[start:end] that may reach the dispatcher: a range
+        query on the file's calls, classified once (so many guards in one scope cost one
+        scan of it, not one each)."""
+        if self._index is None:
+            every = sorted(self.reaches(0, len(self.code)), key=lambda reach: reach.offset)
+            self._index = ([reach.offset for reach in every], every, _sparse_table([_rank(r) for r in every]))
+        offsets, every, table = self._index
+        low, high = bisect.bisect_left(offsets, start), bisect.bisect_left(offsets, end)
+        if low >= high:
+            return None
+        level = (high - low).bit_length() - 1
+        first, second = table[level][low], table[level][high - (1 << level)]
+        return every[min(first, second, key=lambda index: _rank(every[index]))]
+
     def summary(self, function: Scope, exclude: Tuple[int, ...] = ()) -> Optional[Reach]:
         """The strongest reason `function`'s body may reach the dispatcher, or None."""
         if function.open not in self._summaries:
@@ -202,6 +219,22 @@ class DispatchModel:
             reaches = self.reaches(function.open, function.close, exclude + (function.open,))
             self._summaries[function.open] = strongest(reaches)
         return self._summaries[function.open]
+
+
+def _rank(reach: Reach) -> Tuple[int, int]:
+    return (_STRENGTH.index(reach.why), reach.offset)
+
+
+def _sparse_table(ranks: List[Tuple[int, int]]) -> List[List[int]]:
+    """table[k][i]: the index of the best rank in ranks[i:i + 2**k]."""
+    table = [list(range(len(ranks)))]
+    width = 1
+    while width * 2 <= len(ranks):
+        previous = table[-1]
+        table.append([previous[i] if ranks[previous[i]] <= ranks[previous[i + width]] else previous[i + width]
+                      for i in range(len(ranks) - 2 * width + 1)])
+        width *= 2
+    return table
 
 
 def _describe(reach: Reach) -> str:

@@ -26,6 +26,7 @@ class CppFile:
         self._include_edits: Dict[str, object] = {}
         # Results that several rules compute from this file (see `shared`).
         self._shared: Dict[str, object] = {}
+        self._scoped: Dict[str, dict] = {}
 
     def shared(self, key: str, compute):
         """`compute(self)`, once per file for all the rules that ask for `key`."""
@@ -133,16 +134,54 @@ class CppFile:
         """Names declared as modules here (what `.forward(` runs a model on)."""
         return recognisers.module_names(self.code, self.tree)
 
+    def per_scope(self, key: str, scope: Scope, compute):
+        """`compute(scope)`, once per scope and key: a file with many guards in one function
+        asks about that function once, not once per guard."""
+        cache = self._scoped.setdefault(key, {})
+        if scope.open not in cache:
+            cache[scope.open] = compute(scope)
+        return cache[scope.open]
+
     def is_kernel(self, function: Scope) -> bool:
-        return recognisers.is_kernel(self.code, function, self.recognised)
+        return self.per_scope("is_kernel", function,
+                              lambda scope: recognisers.is_kernel(self.code, scope, self.recognised))
 
     def is_inference(self, function: Scope) -> bool:
-        return recognisers.is_inference(self.code, function, self.module_names)
+        return self.per_scope("is_inference", function,
+                              lambda scope: recognisers.is_inference(self.code, scope, self.module_names))
 
     def autograd_method(self, function: Scope) -> Optional[str]:
         """"forward"/"backward" of a custom Function (a lambda's: of the function around it)."""
         named = recognisers.named_function(function)
-        return recognisers.autograd_method(self.code, named, self.recognised) if named is not None else None
+        if named is None:
+            return None
+        return self.per_scope("autograd_method", named,
+                              lambda scope: recognisers.autograd_method(self.code, scope, self.recognised))
+
+    def offsets(self, pattern: "re.Pattern[str]") -> List[int]:
+        """The sorted start offsets of every match of `pattern` in the blanked code."""
+        cache = self._scoped.setdefault("offsets", {})
+        if pattern not in cache:
+            cache[pattern] = [match.start() for match in pattern.finditer(self.code)]
+        return cache[pattern]
+
+    def first_model_call(self, start: int, end: int) -> Optional[int]:
+        """The first place in [start, end) that runs a module (not one that loads it)."""
+        if "model_calls" not in self._scoped:
+            calls = [match.start() for match in recognisers.RUNS_METHOD.finditer(self.code)]
+            calls += [match.start() for match in recognisers.FORWARD_CALL.finditer(self.code)
+                      if recognisers.forward_object(self.code, match) in self.module_names]
+            self._scoped["model_calls"] = sorted(calls)
+        calls = self._scoped["model_calls"]
+        index = bisect.bisect_left(calls, start)
+        return calls[index] if index < len(calls) and calls[index] < end else None
+
+    def first_match(self, pattern: "re.Pattern[str]", start: int, end: int) -> Optional[int]:
+        """The first offset in [start, end) where `pattern` matches (one bisect, no scan)."""
+        found = self.offsets(pattern)
+        index = bisect.bisect_left(found, start)
+        return found[index] if index < len(found) and found[index] < end else None
 
     def redispatches(self, function: Scope) -> bool:
-        return recognisers.redispatches(self.code, function, self.recognised)
+        return self.per_scope("redispatches", function,
+                              lambda scope: recognisers.redispatches(self.code, scope, self.recognised))

@@ -66,8 +66,16 @@ BUILDS_GRAD_FN = re.compile(
 # Inference code: loads a scripted module or runs one (`.forward(` counts only on an object
 # declared as a module, see `module_names`).
 LOADS_MODEL = re.compile(r"\bjit\s*::\s*load\s*\(|\b_?load_for_mobile\s*\(")
-_RUNS_METHOD = re.compile(r"\brun_method\s*\(")
-_FORWARD_CALL = re.compile(r"(?P<object>[A-Za-z_]\w*)\s*(?:\)\s*)?(?:\.|->)\s*forward\s*\(")
+RUNS_METHOD = re.compile(r"\brun_method\s*\(")
+# `.forward(` / `->forward(`, found by its literal first; the object is read backwards.
+FORWARD_CALL = re.compile(r"(?:\.|->)\s*forward\s*\(")
+_OBJECT_BEFORE = re.compile(r"(?P<object>[A-Za-z_]\w*)\s*(?:\)\s*)?$")
+
+
+def forward_object(code: str, call: "re.Match[str]") -> str:
+    """The name `.forward(` is called on (`module` in `module.forward(` or `(*module).forward(`)."""
+    before = _OBJECT_BEFORE.search(code, max(0, call.start() - 80), call.start())
+    return before.group("object") if before is not None else ""
 # Declarations of modules: `torch::jit::Module m`, `mobile::Module _impl;`, `torch::nn::Linear fc`,
 # `std::shared_ptr<torch::jit::script::Module> model_`, `auto m = torch::jit::load(...)`.
 _MODULE_DECLARATION = re.compile(
@@ -79,7 +87,7 @@ _TORCH_MODULE_MACRO = re.compile(r"\bTORCH_MODULE\s*\(\s*(?P<name>[A-Za-z_]\w*)\
 _AUTOGRAD_CONTEXT = re.compile(r"\bAutogradContext\s*\*")
 _CTX_USE = re.compile(r"\bctx\s*->\s*(?:save_for_backward|saved_data|get_saved_variables|mark_dirty)\b")
 _INFERENCE_NAME = re.compile(r"^(?:main|wmain)$|infer|predict|bench|run_?model|runner|classify|detect", re.I)
-_IN_PLACE = re.compile(r"[.>]\s*\w+_\s*\(|(?:\+|-|\*|/)=(?!=)")
+IN_PLACE = re.compile(r"[.>]\s*\w+_\s*\(|(?:\+|-|\*|/)=(?!=)")
 _CALL = re.compile(r"(?<![\w.>:])(?:[A-Za-z_]\w*\s*::\s*)*(?P<name>[A-Za-z_]\w*)\s*(?:<[^;{}()<>]*>)?\s*\(")
 _IMPL = re.compile(
     r"\.\s*impl\s*\(\s*(?:TORCH_SELECTIVE_NAME\s*\(\s*)?[^,]*,\s*(?:TORCH_FN\s*\(\s*)?&?\s*"
@@ -342,16 +350,16 @@ def module_names(code: str, tree: ScopeTree) -> FrozenSet[str]:
 
 def runs_model(code: str, start: int, end: int, modules: FrozenSet[str]) -> bool:
     """code[start:end] loads a module, runs a method of one, or calls a module's `forward`."""
-    if LOADS_MODEL.search(code, start, end) or _RUNS_METHOD.search(code, start, end):
+    if LOADS_MODEL.search(code, start, end) or RUNS_METHOD.search(code, start, end):
         return True
-    return any(match.group("object") in modules for match in _FORWARD_CALL.finditer(code, start, end))
+    return any(forward_object(code, match) in modules for match in FORWARD_CALL.finditer(code, start, end))
 
 
 def calls_model(code: str, start: int, end: int, modules: FrozenSet[str]) -> bool:
     """code[start:end] runs a module (not only loads one)."""
-    if _RUNS_METHOD.search(code, start, end):
+    if RUNS_METHOD.search(code, start, end):
         return True
-    return any(match.group("object") in modules for match in _FORWARD_CALL.finditer(code, start, end))
+    return any(forward_object(code, match) in modules for match in FORWARD_CALL.finditer(code, start, end))
 
 
 def redispatches(code: str, function: Scope, recognised: Recognised) -> bool:
@@ -391,4 +399,4 @@ def is_inference(code: str, function: Scope, modules: FrozenSet[str] = frozenset
 
 
 def has_in_place(code: str, start: int, end: int) -> bool:
-    return bool(_IN_PLACE.search(code, start, end))
+    return bool(IN_PLACE.search(code, start, end))

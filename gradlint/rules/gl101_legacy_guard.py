@@ -154,14 +154,13 @@ def _diagnose(file, decl) -> Diagnostic:
 def _context(file, function, decl) -> Optional[Diagnostic]:
     """The diagnostic for a named guard whose function shows what it is, else None."""
     from gradlint.cpp.edits import delete_statement
-    from gradlint.cpp.recognisers import BUILDS_GRAD_FN, has_in_place, named_function
+    from gradlint.cpp.recognisers import BUILDS_GRAD_FN
 
     where = (decl.type_start, decl.type_end)
     name = _function_name(function)
     method = file.autograd_method(function)
-    reaches = file.dispatch.reaches(decl.statement_end, decl.scope.close)
     if method is not None:
-        reach = _strongest(reaches)
+        reach = file.dispatch.strongest_in(decl.statement_end, decl.scope.close)
         if reach is None:
             return Diagnostic(
                 *where,
@@ -175,9 +174,9 @@ def _context(file, function, decl) -> Optional[Diagnostic]:
     if registration is not None:
         return _kernel(file, decl, f"`{name}` is registered at `{registration.key}` (line {file.line_of(registration.offset)})")
     for scope in _enclosing(function):
-        wiring = BUILDS_GRAD_FN.search(file.code, scope.open, scope.close)
+        wiring = file.first_match(BUILDS_GRAD_FN, scope.open, scope.close)
         if wiring is not None:
-            return _kernel(file, decl, f"`{_function_name(scope)}` wires `grad_fn` by hand (line {file.line_of(wiring.start())})")
+            return _kernel(file, decl, f"`{_function_name(scope)}` wires `grad_fn` by hand (line {file.line_of(wiring)})")
         if file.redispatches(scope):
             return _kernel(file, decl, f"`{_function_name(scope)}` redispatches")
     if file.is_inference(function):
@@ -186,31 +185,31 @@ def _context(file, function, decl) -> Optional[Diagnostic]:
 
 
 def _kernel(file, decl, evidence: str) -> Diagnostic:
-    from gradlint.cpp.recognisers import has_in_place
+    from gradlint.cpp.recognisers import IN_PLACE
 
-    safety = Safety.UNSAFE if has_in_place(file.code, decl.statement_end, decl.scope.close) else Safety.SAFE
+    in_place = file.first_match(IN_PLACE, decl.statement_end, decl.scope.close)
+    safety = Safety.UNSAFE if in_place is not None else Safety.SAFE
     return Diagnostic(decl.type_start, decl.type_end, f"{evidence}: {_USE_KERNEL}",
                       _replacement(file, decl, _KERNEL_GUARD, safety, ()))
 
 
 def _inference(file, function, decl) -> Diagnostic:
     from gradlint.cpp.edits import delete_statement
-    from gradlint.cpp.recognisers import LOADS_MODEL, calls_model
+    from gradlint.cpp.recognisers import LOADS_MODEL
 
     where = (decl.type_start, decl.type_end)
-    load = LOADS_MODEL.search(file.code, decl.statement_end, decl.scope.close)
-    if load is not None and not calls_model(file.code, decl.statement_end, decl.scope.close, file.module_names):
+    load = file.first_match(LOADS_MODEL, decl.statement_end, decl.scope.close)
+    if load is not None and file.first_model_call(decl.statement_end, decl.scope.close) is None:
         return Diagnostic(
             *where,
-            f"the guard's scope only loads a model (line {file.line_of(load.start())}): remove it; "
+            f"the guard's scope only loads a model (line {file.line_of(load)}): remove it; "
             f"`{_INFERENCE_GUARD}` would make its weights inference tensors",
             Fix((delete_statement(file.text, decl.statement_start, decl.statement_end),), Safety.UNSAFE,
                 "Remove the guard"),
         )
-    neighbours = tuple(
-        other for other in file.guards_in(decl.scope)
-        if other is not decl and other.guard in ("NoGradGuard", "AutoGradMode") and other.disables_grad
-    )
+    grad_off = file.per_scope("grad_off_guards", decl.scope, lambda scope: tuple(
+        other for other in file.guards_in(scope) if other.guard in ("NoGradGuard", "AutoGradMode") and other.disables_grad))
+    neighbours = tuple(other for other in grad_off if other is not decl)
     return Diagnostic(
         *where,
         f"`{_function_name(function)}` is inference code: use `{_INFERENCE_GUARD}` (it turns grad mode off too)",
@@ -300,12 +299,6 @@ def _autograd_registration(file, function):
     return None
 
 
-def _strongest(reaches):
-    from gradlint.cpp.dispatch import strongest
-
-    return strongest(reaches)
-
-
 def _evidence(file, reach) -> str:
     if reach.why == "registered" and reach.registration is not None:
         where = file.line_of(reach.registration.offset)
@@ -327,12 +320,12 @@ def _evidence(file, reach) -> str:
 def _inference_safety(file, function, decl) -> Safety:
     """Safe when no tensor made under the new guard can outlive it: the guard's scope
     assigns no variable declared outside it, and the function returns no tensor."""
-    from gradlint.cpp.dataflow import assigned_outside  # C++ helpers load with a C++ file
+    from gradlint.cpp.dataflow import assigns_outer_variable  # C++ helpers load with a C++ file
 
     returns = function.header[: function.header.find(function.name)] if function.name else function.header
     if function.kind == "lambda" or _RETURNS_TENSORS.search(returns):
         return Safety.UNSAFE
-    if assigned_outside(file.code, decl.scope, decl.statement_end):
+    if assigns_outer_variable(file, decl.scope, decl.statement_end):
         return Safety.UNSAFE
     return Safety.SAFE
 
