@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -138,7 +139,7 @@ def run_migration_sites(sites: Optional[Sequence[Site]] = None, root: str = DEFA
         with open(path, "rb") as handle:
             text = CPP.decode(handle.read()).text
         findings = guard_only.check_text(text, path, CPP)
-        caused = _caused_by_fix(every_cpp_rule, text, path)
+        caused = caused_by_fix(every_cpp_rule, text, path)
         for site in file_sites:
             at_line = [finding for finding in findings if finding.start.line == site.line]
             if not at_line:
@@ -152,21 +153,25 @@ def run_migration_sites(sites: Optional[Sequence[Site]] = None, root: str = DEFA
     return Summary(results)
 
 
-def _caused_by_fix(linter: Linter, text: str, path: str) -> List[str]:
-    """Findings on the text `fix --unsafe-fixes` makes whose (code, message) the original
-    did not have: what the fix introduced."""
-    outcome = linter.fix_text(text, path, CPP)
+def caused_by_fix(linter: Linter, text: str, path: str, language=CPP) -> List[str]:
+    """Findings on the text `fix` makes (with the linter's settings) whose code and message
+    the original did not have: what the fix introduced ("CODE line N" each). Numbers in
+    messages are ignored (a line the fix moved is not a new finding)."""
+    outcome = linter.fix_text(text, path, language)
     if outcome.text == text:
         return []
-    before = Counter((finding.code, finding.message) for finding in linter.check_text(text, path, CPP))
+    before = Counter(_key(finding) for finding in linter.check_text(text, path, language))
     caused = []
-    for finding in linter.check_text(outcome.text, path, CPP):
-        key = (finding.code, finding.message)
-        if before[key]:
-            before[key] -= 1
+    for finding in linter.check_text(outcome.text, path, language):
+        if before[_key(finding)]:
+            before[_key(finding)] -= 1
         else:
             caused.append(f"{finding.code} line {finding.start.line}")
     return caused
+
+
+def _key(finding) -> tuple:
+    return finding.code, re.sub(r"\d+", "N", finding.message)
 
 
 def report(summary: Summary, verbose: bool = False, out=sys.stdout) -> None:

@@ -38,10 +38,13 @@ class CppFile:
     def lexed(self) -> Lexed:
         return lex(self.text)
 
-    @property
+    @cached_property
     def code(self) -> str:
-        """The source with comments, literals and preprocessor lines blanked (same offsets)."""
-        return self.lexed.code
+        """The source with comments, literals and preprocessor lines blanked, and code under
+        `#if 0` too, since it never compiles (same offsets)."""
+        from gradlint.cpp.scopes import blank_dead_branches
+
+        return blank_dead_branches(self.lexed.code, self.lexed.directives)
 
     @cached_property
     def tree(self) -> ScopeTree:

@@ -102,7 +102,7 @@ class GuardDecl:
     guard: str  # the type, unqualified: "InferenceMode"
     type_start: int
     type_end: int
-    form: str  # named, auto, temporary, vexing, member (of a class), using, mention
+    form: str  # named, auto, temporary, vexing, member (of a class), using, definition (of the type), mention
     statement_start: int
     statement_end: int  # after the `;` (for declarations and temporaries)
     scope: Scope
@@ -185,9 +185,30 @@ def _last_non_space(code: str, offset: int) -> int:
     return index
 
 
+# What comes before a name that a declaration of the class itself introduces:
+# `struct TORCH_API AutoNonVariableTypeMode {`, `class AutoNonVariableTypeMode;`.
+_CLASS_KEY_BEFORE = re.compile(r"\b(?:struct|class|union)\s+(?:(?:[A-Z][A-Z0-9_]*|alignas\s*\([^)]*\)|"
+                               r"\[\[[^\]]*\]\]|__attribute__\s*\(\([^)]*\)\))\s+)*$")
+_ALIAS_AFTER = re.compile(r"\s*=(?!=)")
+
+
+def _defines_the_type(code: str, scope: Scope, start: int, end: int, guard: str) -> bool:
+    """The header that declares the guard type: its class head or forward declaration,
+    its constructors and destructor, a `using Name = ...` alias kept for compatibility."""
+    if _CLASS_KEY_BEFORE.search(code, max(0, start - 120), start):
+        return True
+    if scope.kind == "class" and scope.name == guard:
+        return True
+    before = code[max(0, start - 12):start]
+    return bool(re.search(r"\busing\s+$", before)) and _ALIAS_AFTER.match(code, end) is not None
+
+
 def _describe(code: str, tree: ScopeTree, start: int, end: int, guard: str) -> GuardDecl:
     scope = tree.scope_at(start)
     decl = GuardDecl(guard, start, end, "mention", start, end, scope)
+    if _defines_the_type(code, scope, start, end, guard):
+        decl.form = "definition"
+        return decl
     before = _last_non_space(code, start)
     previous = code[before] if before >= 0 else ""
     if previous == "g" and code[max(0, before - 4):before + 1] == "using" and not code[before - 5:before - 4].isalnum():

@@ -141,6 +141,60 @@ class ScopeTree:
         return self.scopes[index] if index < len(self.scopes) else None
 
 
+_CONSTANT_CONDITION = re.compile(r"#\s*(?:el)?if\s+(?P<value>0+|1|false|true)\s*(?://.*|/\*.*)?$", re.DOTALL)
+
+
+def dead_branches(directives: Sequence[Directive]) -> List[Tuple[int, int]]:
+    """Ranges of code the preprocessor always drops: a `#if 0` (`#elif 0`, `#if false`)
+    branch, and what follows a `#if 1` branch up to its `#endif`. Such code never
+    compiles, so no rule reads it."""
+    dead: List[Tuple[int, int]] = []
+    stack: List[dict] = []  # per open chain: where a dead stretch began, and whether a branch was taken
+    for directive in directives:
+        name = directive.name
+        if name in ("if", "ifdef", "ifndef", "elif", "else", "endif") and stack and stack[-1]["dead_from"] is not None:
+            chain = stack[-1]
+            if name in ("if", "ifdef", "ifndef"):
+                chain["depth"] += 1
+                continue
+            if chain["depth"]:
+                chain["depth"] -= name == "endif"
+                continue
+            dead.append((chain["dead_from"], directive.start))
+            chain["dead_from"] = None
+        if name in ("if", "ifdef", "ifndef"):
+            stack.append({"dead_from": None, "taken": False, "depth": 0})
+            value = _constant(directive) if name == "if" else None
+            if value is False:
+                stack[-1]["dead_from"] = directive.end
+            elif value is True:
+                stack[-1]["taken"] = True
+        elif name in ("elif", "else") and stack:
+            chain = stack[-1]
+            value = _constant(directive) if name == "elif" else True
+            if chain["taken"] or value is False:
+                chain["dead_from"] = directive.end
+            elif value is True and name == "elif":
+                chain["taken"] = True
+        elif name == "endif" and stack:
+            stack.pop()
+    for chain in stack:
+        if chain["dead_from"] is not None:
+            dead.append((chain["dead_from"], directives[-1].end if directives else chain["dead_from"]))
+    return dead
+
+
+def _constant(directive: Directive) -> Optional[bool]:
+    match = _CONSTANT_CONDITION.match(directive.text.strip())
+    if match is None:
+        return None
+    return match.group("value") in ("1", "true")
+
+
+def blank_dead_branches(code: str, directives: Sequence[Directive]) -> str:
+    return _blank_ranges(code, dead_branches(directives))
+
+
 def ignored_branches(code: str, directives: Sequence[Directive]) -> List[Tuple[int, int]]:
     """Ranges of `#elif/#else` branches not to count because their chain's branches
     leave different brace balances."""

@@ -148,3 +148,32 @@ def test_a_ten_megabyte_file_is_checked_whole():
     assert len(findings) == 4 * len(parts)
     renames = {f.fix.edits[0].replacement for f in findings if f.code == "GL401"}
     assert renames == {"c10::InferenceMode guard2;"}  # `guard` is taken in each function
+
+
+def test_the_torch_header_that_declares_the_legacy_guard_gets_no_finding():
+    import importlib.util
+    import os
+
+    import pytest
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("torch is not installed")
+    header = os.path.join(spec.submodule_search_locations[0], "include", "ATen", "core", "LegacyTypeDispatch.h")
+    if not os.path.exists(header):
+        pytest.skip("torch ships no C++ headers here")
+    with open(header, encoding="utf-8") as handle:
+        text = handle.read()
+    assert "struct TORCH_API AutoNonVariableTypeMode" in text  # what is being declared
+    assert _findings(text, "ALL") == []
+
+
+def test_declarations_of_the_type_are_not_uses_but_a_use_beside_them_is():
+    text = (
+        "namespace at {\nstruct AutoNonVariableTypeMode;\n"
+        "class TORCH_API AutoNonVariableTypeMode final {\n public:\n"
+        "  AutoNonVariableTypeMode(bool enabled = true) {}\n  ~AutoNonVariableTypeMode() {}\n};\n"
+        "using AutoNonVariableTypeMode = AutoDispatchBelowAutograd;\n}\n"
+        "void helper() { at::AutoNonVariableTypeMode guard; }\n"
+    )
+    assert [finding.start.line for finding in _findings(text, "GL101")] == [10]

@@ -162,3 +162,21 @@ def test_thousands_of_nested_blocks_classify_without_recursing():
 def test_extern_c_linkage_blocks_are_transparent_and_extern_c_definitions_are_functions():
     text = 'extern "C" {\nint a;\n}\nextern "C" JNIEXPORT jfloat JNICALL Java_Model_score(JNIEnv* env, jobject self) {\n  return 0;\n}\n'
     assert _kinds(text) == [("namespace", ""), ("function", "Java_Model_score")]
+
+
+def test_code_under_if_0_is_blanked_for_the_rules():
+    from gradlint.cpp.model import CppFile
+
+    text = (
+        "#if 0\nvoid old() { at::AutoNonVariableTypeMode g; }\n#if defined(X)\n{\n#endif\n"
+        "#else\nvoid live() { at::AutoNonVariableTypeMode g; }\n#endif\n"
+        "#if 1\nvoid kept() { at::AutoNonVariableTypeMode g; }\n#else\nvoid dropped() { at::AutoNonVariableTypeMode g; }\n#endif\n"
+        "#ifdef FOO\nvoid maybe() { at::AutoNonVariableTypeMode g; }\n#elif 0\nvoid never() { at::AutoNonVariableTypeMode g; }\n#endif\n"
+        "#if false // off\nvoid off() {}\n#endif\n"
+    )
+    file = CppFile("k.cpp", text)
+    assert [file.line_of(guard.type_start) for guard in file.guards] == [7, 10, 15]
+    assert "old" not in file.code and "dropped" not in file.code and "never" not in file.code
+    assert "off()" not in file.code
+    assert len(file.code) == len(text) and file.code.count("\n") == text.count("\n")
+    assert not file.tree.warnings  # the brace inside the dead branch is not counted
