@@ -3,7 +3,7 @@ unused variable name."""
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional, Sequence, Tuple
+from typing import Collection, Iterable, Optional, Sequence, Tuple
 
 from gradlint.diagnostics import Edit
 
@@ -49,11 +49,14 @@ def include_edit(text: str, includes: Iterable[str], last_include_end: Optional[
     return Edit(end, end, newline + line)
 
 
-def unused_name(code: str, start: int, end: int, base: str = "guard") -> str:
-    """`base`, or `base2`, `base3`, ... : the first not used as a word in code[start:end]."""
-    words = set(re.findall(r"[A-Za-z_]\w*", code[start:end]))
+def unused_name(code: str, start: int, end: int, base: str = "guard",
+                taken: Sequence[Collection[str]] = ()) -> str:
+    """`base`, or `base2`, `base3`, ... : the first not used as a word in code[start:end]
+    nor in any of the `taken` collections (names other fixes give out, names of the
+    enclosing scopes)."""
+    words = set(re.findall(r"[A-Za-z_]\w*", code[start:end])) if end > start else set()
     name, number = base, 1
-    while name in words:
+    while name in words or any(name in names for names in taken):
         number += 1
         name = f"{base}{number}"
     return name

@@ -177,3 +177,30 @@ def test_declarations_of_the_type_are_not_uses_but_a_use_beside_them_is():
         "void helper() { at::AutoNonVariableTypeMode guard; }\n"
     )
     assert [finding.start.line for finding in _findings(text, "GL101")] == [10]
+
+
+def test_gl401_names_two_temporaries_in_one_scope_apart_and_avoids_names_in_the_file():
+    text = (
+        "#include <torch/torch.h>\nint guard = 0;\n"
+        "void evaluate() {\n  c10::InferenceMode();\n  torch::NoGradGuard();\n}\n"
+    )
+    fixed = _fixed(text, "GL401")
+    assert "c10::InferenceMode guard2;" in fixed and "torch::NoGradGuard guard3;" in fixed
+
+
+def test_gl401_keeps_comments_inside_the_arguments():
+    text = ("#include <torch/torch.h>\nvoid evaluate() {\n  c10::InferenceMode(/*enabled=*/false);\n"
+            "  torch::NoGradGuard( /* none */ );\n  c10::InferenceMode{ /*on*/ };\n}\n")
+    fixed = _fixed(text, "GL401")
+    assert "c10::InferenceMode guard(/*enabled=*/false);" in fixed
+    assert "torch::NoGradGuard guard2{ /* none */ };" in fixed
+    assert "c10::InferenceMode guard3{ /*on*/ };" in fixed
+
+
+def test_gl401_under_a_case_label_that_another_case_follows_is_display_only():
+    text = ("#include <torch/torch.h>\nvoid evaluate(int mode) {\n  switch (mode) {\n    case 0:\n"
+            "      c10::InferenceMode();\n      break;\n    case 1:\n      break;\n  }\n"
+            "  switch (mode) {\n    default:\n      torch::NoGradGuard();\n  }\n}\n")
+    findings = _findings(text, "GL401")
+    assert [finding.fix.safety for finding in findings] == [Safety.DISPLAY_ONLY, Safety.SAFE]
+    assert "brace the case" in findings[0].message

@@ -58,9 +58,15 @@ class GuardNoEffect(Rule):
     ```
 
     ## Fix safety
-    Safe: the temporary gets a name not used in the function (`guard`, `guard2`, ...)
-    and keeps its arguments; the vexing parse loses its empty parentheses. The guard
-    then does what the code says it does, to the end of the enclosing scope.
+    Safe: the temporary gets a name not used in the function nor outside every function
+    body (so it neither collides with nor shadows a declaration), and two temporaries in
+    one function get different names (`guard`, `guard2`, ...). The name is inserted after
+    the type, so the arguments stay as written, comments included; empty parentheses
+    become braces when a comment sits between them, else they go. The vexing parse loses
+    its empty parentheses. The guard then does what the code says it does, to the end of
+    the enclosing scope. Directly under a `case` label with another label after it in the
+    same `switch`, the new declaration would be jumped over (g++: "jump to case label
+    crosses initialization"), so the fix is display-only there: brace the case first.
 
     In Python the fix is display-only: it shows the rest of the block indented under
     `with <guard>:`, but how much code the guard should cover is the author's call.

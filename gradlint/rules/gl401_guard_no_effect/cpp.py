@@ -3,7 +3,8 @@ destroyed at the end of its statement; `c10::InferenceMode guard();` declares a
 function. Neither changes any mode (torch-semantics §7b)."""
 from __future__ import annotations
 
-from typing import Iterator
+import re
+from typing import Dict, FrozenSet, Iterator, Set, Tuple
 
 from gradlint.cpp.edits import unused_name
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
@@ -11,7 +12,11 @@ from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
 _BODY_KINDS = ("function", "lambda", "method", "block", "registration")
 
 
+_CASE_LABEL = re.compile(r"\bcase\b|\bdefault\s*:(?!:)")
+
+
 def check(file) -> Iterator[Diagnostic]:
+    taken: Dict[int, Set[str]] = {}  # function -> names this rule's fixes give out there
     for decl in file.guards:
         if decl.form not in ("temporary", "vexing") or decl.scope.kind not in _BODY_KINDS:
             continue
@@ -27,18 +32,58 @@ def check(file) -> Iterator[Diagnostic]:
             )
             continue
         function = file.function_at(decl.type_start) or decl.scope
-        name = unused_name(file.code, function.open, function.close)
-        args = (decl.args or "").strip()
-        if decl.braces:
-            replacement = f"{written} {name}{{{args}}};"
-        elif args:
-            replacement = f"{written} {name}({args});"
-        else:
-            replacement = f"{written} {name};"
-        yield Diagnostic(
-            decl.type_start, decl.statement_end,
-            f"`{decl.guard}` built as an unnamed temporary is destroyed at the end of the statement: no mode "
-            f"changes, and g++ says nothing even with -Wall -Wextra (torch-semantics §7b); name it",
-            Fix((Edit(decl.statement_start, decl.statement_end, replacement),), Safety.SAFE,
-                f"Name the guard `{name}`"),
-        )
+        used = taken.setdefault(function.open, set())
+        words = file.per_scope("words", function, lambda scope: frozenset(
+            re.findall(r"[A-Za-z_]\w*", file.code[scope.open:scope.close])))
+        name = unused_name(file.code, 0, 0, taken=(used, words, _outer_words(file)))
+        used.add(name)
+        message = (f"`{decl.guard}` built as an unnamed temporary is destroyed at the end of the statement: no "
+                   f"mode changes (torch-semantics §7b); name it")
+        if _before_a_case_label(file, decl):
+            yield Diagnostic(decl.type_start, decl.statement_end,
+                             message + " (under a `case` label: brace the case first)",
+                             Fix(_naming_edits(file, decl, name), Safety.DISPLAY_ONLY, f"Name the guard `{name}`"))
+            continue
+        yield Diagnostic(decl.type_start, decl.statement_end, message,
+                         Fix(_naming_edits(file, decl, name), Safety.SAFE, f"Name the guard `{name}`"))
+
+
+def _naming_edits(file, decl, name: str) -> Tuple[Edit, ...]:
+    """Insert the name after the type, keeping the arguments as written (comments too);
+    empty parentheses would then declare a function, so they become braces or go."""
+    opening = file.code.find("(" if not decl.braces else "{", decl.type_end, decl.statement_end)
+    if decl.braces or (decl.args or "").strip():
+        return (Edit(decl.type_end, decl.type_end, f" {name}"),)
+    closing = file.code.rfind(")", opening, decl.statement_end)
+    if file.text[opening + 1:closing].strip():  # only a comment between the parentheses: keep it
+        return (Edit(decl.type_end, opening + 1, f" {name}{{"), Edit(closing, closing + 1, "}"))
+    return (Edit(decl.type_end, closing + 1, f" {name}"),)
+
+
+def _before_a_case_label(file, decl) -> bool:
+    """A declaration here would be jumped over by a later `case` of the same switch
+    (g++: "jump to case label crosses initialization")."""
+    scope = decl.scope
+    if scope.kind != "block" or not scope.header.lstrip().startswith("switch"):
+        return False
+    for match in _CASE_LABEL.finditer(file.code, decl.statement_end, scope.close):
+        if file.tree.scope_at(match.start()) is scope:
+            return True
+    return False
+
+
+def _outer_words(file) -> FrozenSet[str]:
+    """Words written outside every function body (globals, members, types): a new local
+    with one of these names would shadow it."""
+    return file.shared("outer_words", _words_outside_functions)
+
+
+def _words_outside_functions(file) -> FrozenSet[str]:
+    parts, last = [], 0
+    for scope in file.tree.scopes:
+        if scope.open < last or not scope.is_function:
+            continue
+        parts.append(file.code[last:scope.open])
+        last = scope.close
+    parts.append(file.code[last:])
+    return frozenset(re.findall(r"[A-Za-z_]\w*", "".join(parts)))
