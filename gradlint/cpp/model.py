@@ -14,6 +14,8 @@ from gradlint.cpp.scopes import Scope, ScopeTree, build
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _INCLUDE = re.compile(r'#\s*(?:include|import)\s*[<"](?P<path>[^>"]+)[>"]')
+_MACRO_HEAD = re.compile(r"#\s*define\s+(?P<name>[A-Za-z_]\w*)(?:\([^)]*\))?")
+_CONTINUATION = re.compile(r"\\(?=\r?\n|\r)")
 
 
 
@@ -68,6 +70,20 @@ class CppFile:
     def guards_in(self, scope: Scope) -> List[recognisers.GuardDecl]:
         """The guards written directly in `scope` (not in scopes nested in it)."""
         return self._guards_by_scope.get(id(scope), [])
+
+    @cached_property
+    def macro_views(self) -> List["MacroView"]:
+        """One view per `#define` whose body writes a guard type: the body as code (the
+        lexer blanks directives whole), with the file's includes, at the file's offsets."""
+        views = []
+        for directive in self.lexed.directives:
+            if directive.name != "define" or not recognisers.GUARD_PATTERN.search(directive.text):
+                continue
+            head = _MACRO_HEAD.match(self.text, directive.start, directive.end)
+            if head is None:
+                continue
+            views.append(MacroView(head.group("name"), head.end(), directive.end, self))
+        return views
 
     @cached_property
     def recognised(self) -> recognisers.Recognised:
@@ -188,3 +204,28 @@ class CppFile:
     def redispatches(self, function: Scope) -> bool:
         return self.per_scope("redispatches", function,
                               lambda scope: recognisers.redispatches(self.code, scope, self.recognised))
+
+
+class MacroView(CppFile):
+    """A macro body read as code: the file's text with everything but the body and the
+    include lines blanked (line continuations too), so offsets are the file's and a
+    fix's edits apply to it."""
+
+    def __init__(self, name: str, start: int, end: int, file: CppFile) -> None:
+        self.macro = name
+        self.body_start, self.body_end = start, end
+        keep = [(directive.start, directive.end) for directive in file.lexed.directives
+                if directive.name in ("include", "import")] + [(start, end)]
+        parts, last = [], 0
+        for keep_start, keep_end in sorted(keep):
+            parts.append(_blank(file.text[last:keep_start]))
+            kept = file.text[keep_start:keep_end]
+            parts.append(_CONTINUATION.sub(" ", kept) if keep_start == start else kept)
+            last = keep_end
+        parts.append(_blank(file.text[last:]))
+        super().__init__(file.path, "".join(parts))
+        self.original_text = file.text
+
+
+def _blank(text: str) -> str:
+    return re.sub(r"[^\r\n]", " ", text)

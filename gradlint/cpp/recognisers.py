@@ -20,6 +20,7 @@ _GUARD = re.compile(
     r"InferenceMode|NoGradGuard|AutoGradMode|AutoDispatchBelowADInplaceOrView|AutoDispatchBelowAutograd|"
     r"AutoNonVariableTypeMode|AutoFwGradMode"
 )
+GUARD_PATTERN = _GUARD
 _WORD = re.compile(r"\w")
 _SPACE = re.compile(r"\s*")
 _NAMED = re.compile(

@@ -39,6 +39,10 @@ class LegacyGuard(Rule):
       become inference tensors that outlive it;
     - a guard held as a member of a struct (`struct CallGuard { AutoNonVariableTypeMode
       g; };`) follows the functions that declare the struct's variables;
+    - in a `#define` body: the body is read as code on its own (the macro's parameters
+      and `##` left as written) and decided as above; the message names the macro, and
+      the fix edits the body in place, keeping the line continuations (a fix that would
+      remove a continued line is only shown);
     - anywhere else: a display-only fix, and the message says what was unclear.
 
     `AutoNonVariableTypeMode(false)` gets a message of its own. The header that declares
@@ -120,6 +124,10 @@ class LegacyGuard(Rule):
         for decl in file.guards:
             if decl.guard == "AutoNonVariableTypeMode" and decl.form != "definition":
                 yield _diagnose(file, decl)
+        for view in file.macro_views:  # guards in `#define` bodies, fixed in place
+            for decl in view.guards:
+                if decl.guard == "AutoNonVariableTypeMode" and decl.form != "definition":
+                    yield _in_macro(view, _diagnose(view, decl))
 
 
 _KERNEL_GUARD = "at::AutoDispatchBelowADInplaceOrView"
@@ -153,6 +161,19 @@ def _diagnose(file, decl) -> Diagnostic:
     if context is not None:
         return context
     return _undecided(file, decl, f"`{_function_name(function)}` is neither a kernel nor inference code")
+
+
+def _in_macro(view, diagnostic: Diagnostic) -> Diagnostic:
+    """A finding in a macro body: said so; a fix whose edits leave the body (an include)
+    or span a line continuation is only shown."""
+    fix = diagnostic.fix
+    if fix is not None and fix.safety != Safety.DISPLAY_ONLY:
+        inside = all(view.body_start <= edit.start <= edit.end <= view.body_end for edit in fix.edits
+                     if not edit.replacement.startswith(("#include", "\n#include", "\r\n#include")))
+        spans = any("\\" in view.original_text[edit.start:edit.end] for edit in fix.edits)
+        if not inside or spans:
+            fix = Fix(fix.edits, Safety.DISPLAY_ONLY, fix.title)
+    return Diagnostic(diagnostic.start, diagnostic.end, f"in macro `{view.macro}`: {diagnostic.message}", fix)
 
 
 def _context(file, function, decl) -> Optional[Diagnostic]:

@@ -204,3 +204,23 @@ def test_gl401_under_a_case_label_that_another_case_follows_is_display_only():
     findings = _findings(text, "GL401")
     assert [finding.fix.safety for finding in findings] == [Safety.DISPLAY_ONLY, Safety.SAFE]
     assert "brace the case" in findings[0].message
+
+
+def test_gl101_in_a_macro_body_keeps_continuations_and_never_deletes_a_continued_line():
+    text = (
+        "#include <torch/torch.h>\n"
+        "#define PASS_THROUGH(Name) \\\n"
+        "  struct Name : public torch::autograd::Function<Name> { \\\n"
+        "    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x) { \\\n"
+        "      at::AutoNonVariableTypeMode g; \\\n"
+        "      return x; \\\n"
+        "    } \\\n"
+        "  };\n"
+        "#define RUN_BELOW(call) { at::AutoNonVariableTypeMode g; at::mul(call, 2); }\n"
+    )
+    findings = _findings(text, "GL101", unsafe=True)
+    assert [finding.start.line for finding in findings] == [5, 9]
+    assert all(finding.message.startswith("in macro `") for finding in findings)
+    # Removing line 5 would take its continuation with it: only shown.
+    assert findings[0].fix.safety == Safety.DISPLAY_ONLY
+    assert "\\\n" in _fixed(text, "GL101", unsafe=True).splitlines(keepends=True)[4]
