@@ -237,5 +237,5 @@ def tainted_uses(file, pattern_for) -> Iterator[Tuple[Region, Step, str, "re.Mat
 
 def holds_inference_tensor(file, region: Region, step: Step, name: str) -> str:
     """How messages name a tainted variable and where its inference tensor came from."""
-    return (f"`{name}` holds an inference tensor (made on line {file.line_of(step.tainted[name])}, under "
-            f"the `c10::InferenceMode` of line {file.line_of(region.guard.type_start)})")
+    return (f"`{name}` is an inference tensor (line {file.line_of(step.tainted[name])}, "
+            f"InferenceMode of line {file.line_of(region.guard.type_start)})")

@@ -12,7 +12,7 @@ from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
 from gradlint.python.flow import FlowEvent, Kind, Taint, inference_flow
 from gradlint.python.flow.syntax import contains
 
-MAX_SNIPPET = 48
+MAX_SNIPPET = 32
 
 
 def snippet(outline, node: ast.AST) -> str:
@@ -27,24 +27,25 @@ def is_what(taint: Taint) -> str:
 
 
 def origin_of(outline, taint: Taint) -> str:
-    """Where the value was made, for a message: `made under `torch.inference_mode()` (line 12)`."""
+    """Where the value was made, for a message: ``torch.inference_mode()`, line 12`."""
     if taint.via_call is not None:
-        return f"returned by `{snippet(outline, taint.via_call.func)}()` ({outline.place_of(taint.via_call)})"
+        return f"`{snippet(outline, taint.via_call.func)}()`, {outline.place_of(taint.via_call)}"
     where = taint.binding or taint.origin
     if taint.region is not None:
         guard = snippet(outline, taint.region.guard.node)
         if taint.region.is_decorator:
-            return f"made in `{taint.region.owner.name}()`, decorated with `@{guard}` ({outline.place_of(where)})"
-        return f"made under `{guard}` ({outline.place_of(where)})"
-    return f"made under inference mode ({outline.place_of(where)})"
+            return f"made in `@{guard}` `{taint.region.owner.name}()`, {outline.place_of(where)}"
+        if guard in ("torch.inference_mode()", "inference_mode()"):
+            guard = "inference_mode()"  # the usual spelling: the shortest name that says it
+        return f"`{guard}`, {outline.place_of(where)}"
+    return f"inference mode, {outline.place_of(where)}"
 
 
 def passed_through(outline, event: FlowEvent) -> str:
-    """`, passed to `helper()`, which does `t.add_(1)` (line 4)` for a call, else ``."""
+    """` via `helper()`, line 4` for a call (the line where the helper uses it), else ``."""
     if event.call is None or event.inner is None:
         return ""
-    return (f", passed to `{snippet(outline, event.call.func)}()`, which does "
-            f"`{snippet(outline, event.inner)}` ({outline.place_of(event.inner)})")
+    return f" via `{snippet(outline, event.call.func)}()`, {outline.place_of(event.inner)}"
 
 
 def clone_fix(outline, flow, taint: Taint, where: ast.AST) -> Optional[Fix]:
@@ -106,6 +107,6 @@ def flow_diagnostics(file, kind: str, consequence):
         yield Diagnostic(
             start, end,
             f"`{snippet(outline, event.subject)}` {is_what(event.taint)} ({origin_of(outline, event.taint)})"
-            f"{passed_through(outline, event)}; {consequence(event)}",
+            f"{passed_through(outline, event)}: {consequence(event)}",
             clone_fix(outline, flow, event.taint, event.node),
         )

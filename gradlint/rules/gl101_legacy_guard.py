@@ -189,8 +189,8 @@ def _context(file, function, decl) -> Optional[Diagnostic]:
         if reach is None:
             return Diagnostic(
                 *where,
-                f"nothing under the guard in `{method}` reaches the dispatcher and `apply` turns grad mode off "
-                f"(torch-semantics §8): remove it",
+                f"nothing under the guard in `{method}` reaches the dispatcher and `apply` turns grad off: "
+                f"remove it",
                 Fix((delete_statement(file.text, decl.statement_start, decl.statement_end),), Safety.UNSAFE,
                     "Remove the guard"),
             )
@@ -283,7 +283,7 @@ def _member(file, decl) -> Diagnostic:
 def _undecided(file, decl, why: str) -> Diagnostic:
     return Diagnostic(
         decl.type_start, decl.type_end,
-        f"{why}, so the replacement is unclear: see `gradlint rule GL101`",
+        f"{why}: replacement unclear (`gradlint rule GL101`)",
         _replacement(file, decl, _KERNEL_GUARD, Safety.DISPLAY_ONLY, (),
                      title=f"Replace with `{_KERNEL_GUARD}` (kernels) or `{_INFERENCE_GUARD}` (inference)"),
     )

@@ -38,7 +38,7 @@ def test_pure_inference_runner_is_reported_on_the_guard_line():
     [finding] = findings(HEADER + RUNNER)
     assert finding.code == "GL405"
     assert finding.start.line == 5
-    assert "`torch::NoGradGuard no_grad;`" in finding.message and "`run`" in finding.message
+    assert "`c10::InferenceMode no_grad;`" in finding.message and "`run`" in finding.message
     assert finding.fix is not None and finding.fix.safety.value == "unsafe"
 
 

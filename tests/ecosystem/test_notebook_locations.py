@@ -88,5 +88,5 @@ def test_messages_name_the_cell_and_line_a_user_sees(tmp_path, monkeypatch, run_
     result = run_cli("check", "--no-cache", "--output-format", "json", "cache.ipynb")
     [finding] = json.loads(result.stdout)
     assert finding["code"] == "GL201" and finding["cell"] == 2
-    assert "(cell 2, line 4)" in finding["message"]
+    assert ", cell 2, line 4)" in finding["message"]
     assert "(line " not in finding["message"]

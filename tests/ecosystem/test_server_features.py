@@ -112,7 +112,7 @@ async def test_notebook_cells_are_checked_as_one_program(client, tmp_path):
     # The tensor made in cell 2 is changed in place in cell 3: the flow crosses cells.
     assert found == [("GL201", 0, 0), ("GL402", 1, 5)]
     gl201 = next(d for d in client.diagnostics[cell_uris[2]] if d.code == "GL201")
-    assert "(cell 2, line 4)" in gl201.message
+    assert ", cell 2, line 4)" in gl201.message
     assert cell_uris[0] not in client.diagnostics  # markdown gets nothing
 
 

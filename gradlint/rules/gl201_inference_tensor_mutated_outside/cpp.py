@@ -24,10 +24,8 @@ def _mutation(name: str) -> "re.Pattern[str]":
 
 def check(file) -> Iterator[Diagnostic]:
     for region, step, name, match in tainted_uses(file, _mutation):
-        what = f"`.{match.group('method')}(...)`" if match.group("method") else "this in-place update"
+        what = f"`.{match.group('method')}(...)`" if match.group("method") else "this update"
         yield Diagnostic(
             match.start(), match.end(),
-            f"{holds_inference_tensor(file, region, step, name)}: {what} outside InferenceMode raises "
-            f"`Inplace update to inference tensor outside InferenceMode is not allowed` (torch-semantics §7a); "
-            f"assign `.clone()` of it inside the guard, or do the update inside",
+            f"{holds_inference_tensor(file, region, step, name)}: {what} here throws; clone it inside",
         )

@@ -22,7 +22,6 @@ def check(file) -> Iterator[Diagnostic]:
     for region, step, name, match in tainted_uses(file, _requires_grad):
         yield Diagnostic(
             match.start(), match.end(),
-            f"{holds_inference_tensor(file, region, step, name)}: making it require grad outside InferenceMode "
-            f"raises `Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.` "
-            f"(torch-semantics §7a); use `{name}.clone()` as the leaf",
+            f"{holds_inference_tensor(file, region, step, name)}: requiring grad throws; "
+            f"use `{name}.clone()`",
         )

@@ -28,9 +28,8 @@ def check(file) -> Iterator[Diagnostic]:
                     seen.add(use)
                     yield Diagnostic(
                         use, use + len(name),
-                        f"{holds_inference_tensor(file, region, step, name)}: an op that saves it for backward "
-                        f"raises `Inference tensors cannot be saved for backward` (torch-semantics §7a, §8); "
-                        f"use `{name}.clone()` here",
+                        f"{holds_inference_tensor(file, region, step, name)}: saving it "
+                        f"for backward throws; clone it",
                     )
 
 

@@ -19,10 +19,8 @@ def check(file) -> Iterator[Diagnostic]:
                 continue
             yield Diagnostic(
                 offset, offset + len(name),
-                f"`{name}` is built under `c10::InferenceMode` (line {file.line_of(region.guard.type_start)}), "
-                f"so its parameters are inference tensors (torch-semantics §1b), and it is trained on line "
-                f"{file.line_of(training)}: its weight gets no gradient without any error, or the update "
-                f"raises (torch-semantics §1b, §7a); build the module before the guard",
+                f"`{name}`, built under InferenceMode (line {file.line_of(region.guard.type_start)}), is "
+                f"trained on line {file.line_of(training)}: no weight gradients; build it first",
             )
 
 

@@ -18,8 +18,7 @@ def check(file):
         reported.add(id(event.taint.origin))
         yield Diagnostic(
             *outline.span(event.node),
-            f"`{snippet(outline, event.subject)}` is a module built under inference mode "
-            f"({origin_of(outline, event.taint)}){passed_through(outline, event)}, so its parameters are inference "
-            f"tensors; training it (`{snippet(outline, event.node)}`) silently loses weight gradients or raises "
-            f"(torch-semantics §1b); build it outside the block",
+            f"module `{snippet(outline, event.subject)}` ({origin_of(outline, event.taint)})"
+            f"{passed_through(outline, event)} is trained at {outline.place_of(event.node)}: "
+            f"no weight gradients; build it outside",
         )

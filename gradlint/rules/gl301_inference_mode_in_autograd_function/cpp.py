@@ -20,9 +20,7 @@ def check(file) -> Iterator[Diagnostic]:
         if method is None:
             continue
         where = (decl.type_start, decl.type_end)
-        effect = ("its output becomes an inference tensor: saving it raises `Inference tensors cannot be saved "
-                  "for backward` at `apply`, and using it alone raises `element 0 of tensors does not require "
-                  "grad` at backward (torch-semantics §8)")
+        effect = "makes inference outputs"
         if file.redispatches(function):
             edits = [Edit(decl.statement_start, decl.statement_end, f"{_KERNEL_GUARD} {decl.name};")]
             include = file.include_for(_KERNEL_GUARD)
@@ -31,15 +29,15 @@ def check(file) -> Iterator[Diagnostic]:
             safety = Safety.UNSAFE if has_in_place(file.code, decl.statement_end, decl.scope.close) else Safety.SAFE
             yield Diagnostic(
                 *where,
-                f"`InferenceMode` in `Function<T>::{method}`: {effect}; this {method} redispatches, so "
-                f"`{_KERNEL_GUARD}` is the guard it needs",
+                f"`InferenceMode` in `{method}` {effect}; it redispatches: "
+                f"use `{_KERNEL_GUARD}`",
                 Fix(tuple(sorted(edits, key=lambda edit: edit.start)), safety, f"Replace with `{_KERNEL_GUARD}`"),
             )
         else:
             yield Diagnostic(
                 *where,
-                f"`InferenceMode` in `Function<T>::{method}`: {effect}; `apply` already runs the body with grad "
-                f"mode off, so remove the guard",
+                f"`InferenceMode` in `{method}` {effect} (`apply` throws); `apply` "
+                f"turns grad off: remove it",
                 Fix((delete_statement(file.text, decl.statement_start, decl.statement_end),), Safety.UNSAFE,
                     "Remove the guard"),
             )

@@ -25,8 +25,7 @@ def check(file) -> Iterator[Diagnostic]:
             replacement = f"{written} {decl.name};"
             yield Diagnostic(
                 decl.type_start, decl.statement_end,
-                f"`{written} {decl.name}();` declares a function, not a guard: no mode changes "
-                f"(torch-semantics §7b); drop the parentheses",
+                f"`{written} {decl.name}();` declares a function, not a guard; drop the parentheses",
                 Fix((Edit(decl.statement_start, decl.statement_end, replacement),), Safety.SAFE,
                     "Drop the empty parentheses"),
             )
@@ -37,8 +36,7 @@ def check(file) -> Iterator[Diagnostic]:
             re.findall(r"[A-Za-z_]\w*", file.code[scope.open:scope.close])))
         name = unused_name(file.code, 0, 0, taken=(used, words, _outer_words(file)))
         used.add(name)
-        message = (f"`{decl.guard}` built as an unnamed temporary is destroyed at the end of the statement: no "
-                   f"mode changes (torch-semantics §7b); name it")
+        message = f"unnamed `{decl.guard}` temporary ends with its statement and changes no mode; name it"
         if _before_a_case_label(file, decl):
             yield Diagnostic(decl.type_start, decl.statement_end,
                              message + " (under a `case` label: brace the case first)",

@@ -36,8 +36,6 @@ def check(file) -> Iterator[Diagnostic]:
                 f"`{match.group('vector')}.emplace_back`" if match.lastgroup == "vector" else f"`std::{match.group('kind')}`")
             yield Diagnostic(
                 match.start(), match.end(),
-                f"{what} starts a thread while `{file.text[decl.type_start:decl.type_end]}` is alive: the guard is "
-                f"thread-local, so the new thread runs with grad mode on and makes normal tensors "
-                f"(torch-semantics §3); declare the guard inside the thread's function, or use `at::launch`, "
-                f"which propagates it",
+                f"{what}: the thread lacks `{file.text[decl.type_start:decl.type_end]}` "
+                f"(thread-local); guard inside or use `at::launch`",
             )
