@@ -109,8 +109,12 @@ def test_ctrl_c_exits_130_without_tracebacks_or_temporaries(tmp_path):
     assert process.returncode == 130, stderr.decode()[-2000:]
     assert b"Traceback" not in stderr and b"KeyboardInterrupt" not in stderr, stderr.decode()[-2000:]
     assert b"gradlint: interrupted" in stderr
+    # No worker outlives the run: the interrupted workers exit on their own, which on a
+    # loaded machine may take a moment after the main process has gone.
     with pytest.raises(ProcessLookupError):
-        os.killpg(process.pid, 0)  # no worker outlives the run
+        for _ in range(500):
+            os.killpg(process.pid, 0)
+            time.sleep(0.02)
     assert not list(tmp_path.glob(".gradlint-*")), "Ctrl-C removes the temporaries at once"
     fixed = original.replace(b"torch.no_grad:", b"torch.no_grad():")
     assert {path.read_bytes() for path in tmp_path.glob("m*.py")} <= {original, fixed}
