@@ -36,7 +36,7 @@ def check(file) -> Iterator[Diagnostic]:
         else:
             yield Diagnostic(
                 *where,
-                f"`InferenceMode` in `{method}` {effect} (`apply` throws); `apply` "
+                f"`InferenceMode` in `{method}` {effect} (`apply` or backward throws); `apply` "
                 f"turns grad off: remove it",
                 Fix((delete_statement(file.text, decl.statement_start, decl.statement_end),), Safety.UNSAFE,
                     "Remove the guard"),
