@@ -411,6 +411,8 @@ def _init_worker(job: _Job) -> None:
     # Ctrl-C reaches the whole process group: the main process alone handles it, and ends
     # the workers with SIGTERM, which a worker takes once the write it is making is done.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the parent at fork
 
 
 def _lint_many(paths: Sequence[str]) -> list:
@@ -553,7 +555,16 @@ class _Pool:
         context = multiprocessing.get_context(method)
         # Workers look nothing up: they need to know only whether to hash for the cache.
         worker_job = replace(job, looks_up=False, caches={}, linters={})
-        self._pool = context.Pool(jobs, initializer=_init_worker, initargs=(worker_job,))
+        # A Ctrl-C during a fork would land in the child before `_init_worker` ignores it: the
+        # workers (and the pool's threads, which may fork more) start with SIGINT blocked.
+        blocks = hasattr(signal, "pthread_sigmask")
+        if blocks:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self._pool = context.Pool(jobs, initializer=_init_worker, initargs=(worker_job,))
+        finally:
+            if blocks:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         self._pending: Deque[object] = collections.deque()  # one result per batch, in order
         self._batch: List[str] = []
         self._current: Deque[tuple] = collections.deque()  # the batch being taken
