@@ -1,26 +1,161 @@
 """Read fixtures: `fixtures/<language>/<CODE>/<case>.<ext>`, the expected findings
-written next to the offending lines, and the golden `<case>.fixed.<ext>`.
+written next to the offending lines, the golden `<case>.fixed.<ext>` and the snapshot
+`<case>.<ext>.snap` of the full output.
 
-Expectation markers (a comment, `#` in Python, `//` in C++):
-  `expect: GL201`                one finding of GL201 on this line (`GL201, GL201` for two)
-  `expect-next-line: GL101`      on a line of its own: the finding is on the next line
-  `gradlint: unsafe-fixes`       anywhere: the golden file is the result of `fix --unsafe-fixes`
-  `gradlint: select GL201,GL203` anywhere: run these codes instead of just the folder's code
+Expectation markers (a comment, `#` in Python and notebook cells, `//` in C++):
+  `expect: GL402:10 "is the class"`   a finding of GL402 starting on this line at column 10
+                                       (1-based, in characters) whose message contains the
+                                       quoted fragment; several: `GL402:14 "...", GL402:33 "..."`
+  `expect-next-line: GL101:3 "..."`   on a line of its own: the finding is on the next line
+  `gradlint: unsafe-fixes`             anywhere: the golden file is the result of `fix --unsafe-fixes`
+  `gradlint: select GL201,GL203`       anywhere: run these codes instead of just the folder's code
+An expectation without its column and fragment is an error: pin what users see.
+In a notebook the markers sit in code cells, and lines and columns count within the cell.
+
+Snapshots hold every finding as `line:col CODE message`, its span, its fix's safety and
+title; `python -m pytest tests/test_fixtures.py tests/notebook --update-snapshots` rewrites
+them (review the diff).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections import Counter
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+from gradlint.engine import Linter
+from gradlint.frontend import language_for
+from gradlint.notebook.frontend import NOTEBOOK
+from gradlint.settings import Settings, resolve_selection
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "fixtures")
+NOTEBOOKS = os.path.join(FIXTURES, "notebook")
+SNAPSHOT_SUFFIX = ".snap"
+UPDATE_COMMAND = "python -m pytest tests/test_fixtures.py tests/notebook --update-snapshots"
 
-_EXPECT = re.compile(r"(?:#|//)\s*expect(?P<next>-next-line)?:\s*(?P<codes>GL\d{3}(?:\s*,\s*GL\d{3})*)")
+_MARKER = re.compile(r"(?:#|//)\s*expect(?P<next>-next-line)?:\s*")
+_PINNED = re.compile(r'\s*(?P<code>GL\d{3}):(?P<column>\d+)\s+"(?P<fragment>[^"\n]+)"\s*')
 _SELECT = re.compile(r"(?:#|//)\s*gradlint:\s*select\s+(?P<codes>GL\d{3}(?:\s*,\s*GL\d{3})*)")
 _UNSAFE = re.compile(r"(?:#|//)\s*gradlint:\s*unsafe-fixes\b")
+
+
+class ExpectationError(ValueError):
+    """A marker that does not pin a column and a message fragment."""
+
+
+@dataclass(frozen=True)
+class Expectation:
+    line: int
+    code: str
+    column: int
+    fragment: str
+    cell: Optional[int] = None  # notebooks: the 0-based cell index
+
+    def __str__(self) -> str:
+        return f'{_place(self.cell, self.line)}: {self.code}:{self.column} "{self.fragment}"'
+
+    def matches(self, finding) -> bool:
+        return (finding.cell, finding.start.line, finding.code, finding.start.column) == \
+            (self.cell, self.line, self.code, self.column) and self.fragment in finding.message
+
+
+def _place(cell: Optional[int], line: int) -> str:
+    return f"cell {cell + 1} line {line}" if cell is not None else f"line {line}"
+
+
+def parse_expectations(text: str, cell: Optional[int] = None) -> List[Expectation]:
+    """The pinned expectations in `text`; raises `ExpectationError` for a marker that
+    is not pinned (`expect: GL402` without `:column "fragment"`)."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for marker in _MARKER.finditer(line):
+            target = number + 1 if marker.group("next") else number
+            position, items = marker.end(), []
+            while True:
+                item = _PINNED.match(line, position)
+                if item is None:
+                    break
+                items.append(Expectation(target, item.group("code"), int(item.group("column")),
+                                         item.group("fragment"), cell))
+                position = item.end()
+                if not line.startswith(",", position):
+                    break
+                position += 1
+            if not items or re.match(r"\s*(?:,\s*)?GL\d{3}", line[position:]):
+                raise ExpectationError(
+                    f"{_place(cell, number)}: `{line.strip()}` does not pin the finding: write "
+                    f'`expect: GLnnn:COLUMN "message fragment"` (CONTRIBUTING, Fixtures)')
+            found.extend(items)
+    return found
+
+
+def mismatches(expected: Sequence[Expectation], findings: Iterable) -> List[str]:
+    """What differs between the expectations and the findings, one line each ([] when equal)."""
+    unmatched = list(findings)
+    problems, missing = [], []
+    for expectation in expected:
+        match = next((finding for finding in unmatched if expectation.matches(finding)), None)
+        if match is None:
+            missing.append(expectation)
+        else:
+            unmatched.remove(match)
+    for expectation in missing:
+        near = [finding for finding in unmatched
+                if (finding.cell, finding.start.line, finding.code) ==
+                (expectation.cell, expectation.line, expectation.code)]
+        got = "; got " + " | ".join(f"{finding.code}:{finding.start.column} {finding.message}"
+                                    for finding in near) if near else ""
+        problems.append(f"missing {expectation}{got}")
+    problems.extend(f"unexpected {_place(finding.cell, finding.start.line)}: "
+                    f"{finding.code}:{finding.start.column} {finding.message}" for finding in unmatched)
+    return problems
+
+
+def snapshot(findings: Iterable) -> str:
+    """The full output users see, one finding per paragraph, in TorchFix's `line:col CODE message`."""
+    lines = []
+    for finding in findings:
+        cell = f"cell {finding.cell + 1} " if finding.cell is not None else ""
+        lines.append(f"{cell}{finding.start.line}:{finding.start.column} {finding.code} {finding.message}")
+        lines.append(f"  span {finding.start.line}:{finding.start.column}-{finding.end.line}:{finding.end.column}")
+        fix = finding.fix
+        lines.append(f"  fix ({fix.safety.value}) {fix.title}" if fix is not None else "  no fix")
+    return "\n".join(lines) + "\n" if lines else "no findings\n"
+
+
+def check_snapshot(path: str, findings: Iterable, update: bool) -> Optional[str]:
+    """Compare (or with `update`, write) the snapshot of `path`; the problem, or None."""
+    snapshot_path = path + SNAPSHOT_SUFFIX
+    actual = snapshot(findings)
+    if update:
+        with open(snapshot_path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(actual)
+        return None
+    if not os.path.exists(snapshot_path):
+        return f"no snapshot {os.path.relpath(snapshot_path, ROOT)}: run `{UPDATE_COMMAND}`"
+    with open(snapshot_path, encoding="utf-8") as handle:
+        recorded = handle.read()
+    if recorded != actual:
+        return (f"the output differs from {os.path.relpath(snapshot_path, ROOT)} (run `{UPDATE_COMMAND}` "
+                f"and review the diff if the change is meant):\n--- recorded\n{recorded}+++ now\n{actual}")
+    return None
+
+
+def linter_for(fixture) -> Linter:
+    """The linter a fixture runs under: its selection, and `--unsafe-fixes` when it says so."""
+    return Linter(Settings(enabled=resolve_selection(list(fixture.selection()), [], []),
+                           unsafe_fixes=fixture.unsafe_fixes))
+
+
+def findings_of(fixture) -> list:
+    """What `gradlint check` reports for the fixture (a notebook's positions are per cell)."""
+    return linter_for(fixture).check_text(fixture.source, fixture.path, fixture.language)
+
+
+def _codes(match) -> Tuple[str, ...]:
+    return tuple(re.split(r"\s*,\s*", match.group("codes")))
 
 
 @dataclass(frozen=True)
@@ -49,23 +184,29 @@ class Fixture:
         with open(self.path, "rb") as handle:
             return handle.read().decode("utf-8")
 
-    def expected(self) -> Counter:
-        """(line, code) -> how many findings are expected there."""
-        expected: Counter = Counter()
-        for number, line in enumerate(self.text.splitlines(), start=1):
-            for match in _EXPECT.finditer(line):
-                target = number + 1 if match.group("next") else number
-                for code in re.split(r"\s*,\s*", match.group("codes")):
-                    expected[(target, code)] += 1
-        return expected
+    @property
+    def language(self):
+        return language_for(self.path)
+
+    @property
+    def source(self) -> str:
+        return self.text
+
+    def expected(self) -> List[Expectation]:
+        return parse_expectations(self.text)
 
     def selection(self) -> Tuple[str, ...]:
         match = _SELECT.search(self.text)
-        return tuple(re.split(r"\s*,\s*", match.group("codes"))) if match else (self.code,)
+        return _codes(match) if match else (self.code,)
 
     @property
     def unsafe_fixes(self) -> bool:
         return bool(_UNSAFE.search(self.text))
+
+
+def _is_case(name: str) -> bool:
+    stem, _ = os.path.splitext(name)
+    return not (stem.endswith(".fixed") or name.startswith(".") or name.endswith(SNAPSHOT_SUFFIX))
 
 
 def all_fixtures() -> List[Fixture]:
@@ -78,9 +219,59 @@ def all_fixtures() -> List[Fixture]:
             code_dir = os.path.join(language_dir, code)
             if not re.fullmatch(r"GL\d{3}", code) or not os.path.isdir(code_dir):
                 continue
-            for name in sorted(os.listdir(code_dir)):
-                stem, _ = os.path.splitext(name)
-                if stem.endswith(".fixed") or name.startswith("."):
-                    continue
-                found.append(Fixture(os.path.join(code_dir, name), code))
+            found.extend(Fixture(os.path.join(code_dir, name), code)
+                         for name in sorted(os.listdir(code_dir)) if _is_case(name))
     return found
+
+
+@dataclass(frozen=True)
+class NotebookFixture:
+    """A notebook in fixtures/notebook: expectations and `gradlint:` directives in code cells."""
+
+    path: str
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+    @property
+    def raw(self) -> bytes:
+        with open(self.path, "rb") as handle:
+            return handle.read()
+
+    @property
+    def language(self):
+        return NOTEBOOK
+
+    @property
+    def source(self) -> str:
+        """The notebook as the linter reads it (its code cells joined)."""
+        return self.language.decode(self.raw).text
+
+    def code_cells(self):
+        return notebook_code_cells(self.raw)
+
+    def expected(self) -> List[Expectation]:
+        return [expectation for index, source in self.code_cells()
+                for expectation in parse_expectations(source, cell=index)]
+
+    def selection(self) -> Tuple[str, ...]:
+        return tuple(code for _, source in self.code_cells() for match in _SELECT.finditer(source)
+                     for code in _codes(match))
+
+    @property
+    def unsafe_fixes(self) -> bool:
+        return any(_UNSAFE.search(source) for _, source in self.code_cells())
+
+
+def notebook_code_cells(raw: bytes):
+    """(0-based cell index, source) of a notebook's code cells, read with the standard library."""
+    for index, cell in enumerate(json.loads(raw.decode("utf-8"))["cells"]):
+        if cell["cell_type"] == "code":
+            source = cell["source"]
+            yield index, source if isinstance(source, str) else "".join(source)
+
+
+def notebook_fixtures() -> List[NotebookFixture]:
+    return [NotebookFixture(os.path.join(NOTEBOOKS, name)) for name in sorted(os.listdir(NOTEBOOKS))
+            if name.endswith(".ipynb") and not name.endswith(".fixed.ipynb")]

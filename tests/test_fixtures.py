@@ -1,43 +1,32 @@
-"""Every fixture: findings equal the inline expectations exactly, the fix equals the
+"""Every fixture: findings equal the inline expectations exactly (line, column, code and a
+fragment of the message), the full output equals the fixture's snapshot, the fix equals the
 golden file, and fixing the fixed file changes nothing."""
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
-from fixture_harness import all_fixtures
-from gradlint.engine import Linter
+from fixture_harness import all_fixtures, check_snapshot, findings_of, linter_for, mismatches
 from gradlint.frontend import language_for
-from gradlint.settings import Settings, resolve_selection
 
 FIXTURES = all_fixtures()
 
 
-def _linter(fixture) -> Linter:
-    enabled = resolve_selection(list(fixture.selection()), [], [])
-    return Linter(Settings(enabled=enabled, unsafe_fixes=fixture.unsafe_fixes))
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
+def test_findings_match_inline_expectations(fixture):
+    problems = mismatches(fixture.expected(), findings_of(fixture))
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
-def test_findings_match_inline_expectations(fixture):
-    language = language_for(fixture.path)
-    findings = _linter(fixture).check_text(fixture.text, fixture.path, language)
-    actual = Counter((finding.start.line, finding.code) for finding in findings)
-    expected = fixture.expected()
-    missing = expected - actual
-    extra = actual - expected
-    details = "\n".join(f"  line {line}: {finding.code} {finding.message}"
-                        for finding in findings for line in [finding.start.line])
-    assert not missing and not extra, (
-        f"missing {sorted(missing.elements())}, unexpected {sorted(extra.elements())}\n{details}"
-    )
+def test_output_matches_the_snapshot(fixture, request):
+    problem = check_snapshot(fixture.path, findings_of(fixture), request.config.getoption("update_snapshots"))
+    assert problem is None, problem
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
 def test_fix_matches_golden_file_and_is_idempotent(fixture):
     language = language_for(fixture.path)
-    linter = _linter(fixture)
+    linter = linter_for(fixture)
     outcome = linter.fix_text(fixture.text, fixture.path, language)
     golden = fixture.golden
     if golden is None:
@@ -62,8 +51,8 @@ def test_every_rule_with_a_checker_has_fixtures():
 
 
 def test_every_fixable_rule_has_a_golden_file():
-    from gradlint.rule import all_rules
     from gradlint.diagnostics import Safety
+    from gradlint.rule import all_rules
 
     with_golden = {fixture.code for fixture in FIXTURES if fixture.golden is not None}
     missing = [code for code, rule in all_rules().items()

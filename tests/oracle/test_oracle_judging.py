@@ -257,7 +257,7 @@ def test_a_negative_must_not_claim_an_exception(tmp_path):
 def test_a_positive_needs_a_directive_and_a_cpp_fixture_an_oracle_run(tmp_path):
     python = _prepared(tmp_path, "positive.py", """\
         import torch
-        with torch.no_grad:  # expect: GL402
+        with torch.no_grad:  # expect: GL402:14 "is the class, not a guard"
             pass
         """)
     assert any("needs an `oracle:` directive" in problem for problem in python.problems)
