@@ -12,12 +12,13 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex
 from gradlint.frontend import FrontEndSyntaxError, Language, language_for
-from gradlint.rule import Rule, TextSearch, all_rules, required_strings
+from gradlint.rule import Rule, all_rules
 from gradlint.settings import Settings
 from gradlint.suppression import MAY_NAME_OUR_CODES, UNUSED_SUPPRESSION, unused as unused_suppressions
 from gradlint.source import (
     DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
 )
+from gradlint.textsearch import TextSearch, required_strings
 
 INTERNAL_ERROR = "GL999"
 MAX_FIX_PASSES = 10

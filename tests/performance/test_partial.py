@@ -12,8 +12,9 @@ from gradlint.engine import Linter
 from gradlint.frontend import language_for
 from gradlint.python import partial
 from gradlint.python.partial import focus, statement_starts
-from gradlint.rule import Rule, _required_literals, _search_plan, all_rules, prefilter_matches
+from gradlint.rule import Rule, all_rules
 from gradlint.settings import Settings, resolve_selection
+from gradlint.textsearch import _required_literals, _search_plan, prefilter_matches
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -1,0 +1,242 @@
+"""The text search behind rule prefilters: a file's text asked by many regexes at once.
+
+Each prefilter is a necessary condition of a rule's findings, run on every file before
+anything is parsed, so it must fail fast. The planner reads each regex's parse tree for the
+strings every match contains (looked for once with `in`), the strings every match starts
+with (the regex is then tried only there) and whether a match can span a line break (else
+only the lines holding those strings are searched).
+"""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Dict, Iterable, List, Optional, Tuple
+
+try:  # the regex parser, to read the literal strings a prefilter requires
+    from re import _constants as _sre, _parser as _sre_parse
+except ImportError:  # Python < 3.11
+    import sre_constants as _sre
+    import sre_parse as _sre_parse
+
+
+def prefilter_matches(pattern: "re.Pattern[str]", text: str) -> bool:
+    """Whether `pattern.search(text)` finds anything (see `TextSearch.matches`)."""
+    return TextSearch(text).matches(pattern)
+
+
+class TextSearch:
+    """One file's text, asked by many prefilters: each string they require is looked for
+    once, each pattern run once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._has: Dict[str, bool] = {}
+        self._matches: Dict["re.Pattern[str]", bool] = {}
+
+    def has(self, literal: str) -> bool:
+        found = self._has.get(literal)
+        if found is None:
+            found = self._has[literal] = literal in self.text
+        return found
+
+    def has_any(self, literals: Iterable[str]) -> bool:
+        return any(map(self.has, literals))
+
+    def matches(self, pattern: "re.Pattern[str]") -> bool:
+        """Whether `pattern.search(text)` finds anything, first asking `in` for strings
+        every match contains (far faster than the regex can fail), then running the regex
+        only where those strings are: anchored at them when every match starts with one,
+        on their lines when no match can span a line break, over the whole text otherwise."""
+        found = self._matches.get(pattern)
+        if found is None:
+            found = self._matches[pattern] = self._search(pattern)
+        return found
+
+    def _search(self, pattern: "re.Pattern[str]") -> bool:
+        text = self.text
+        literals = _required_literals(pattern.pattern, pattern.flags)
+        if literals is None:
+            return pattern.search(text) is not None
+        if not self.has_any(literals):
+            return False
+        leading, line_local = _search_plan(pattern.pattern, pattern.flags)
+        if leading is not None:
+            return any(pattern.match(text, start) for start in _occurrences(text, leading))
+        if line_local:
+            searched_to = -1
+            for start in _occurrences(text, [literal for literal in literals if self.has(literal)]):
+                if start < searched_to:
+                    continue  # its line was searched already
+                line_start = text.rfind("\n", 0, start) + 1
+                line_end = text.find("\n", start)
+                searched_to = len(text) if line_end < 0 else line_end
+                if pattern.search(text, line_start, searched_to):
+                    return True
+            return False
+        return pattern.search(text) is not None
+
+
+def required_strings(pattern: "re.Pattern[str]") -> Optional[Tuple[str, ...]]:
+    """Strings one of which every match of `pattern` contains; None when there are none
+    worth a search."""
+    return _required_literals(pattern.pattern, pattern.flags)
+
+
+def _occurrences(text: str, literals: Iterable[str]) -> List[int]:
+    found = []
+    for literal in literals:
+        start = text.find(literal)
+        while start >= 0:
+            found.append(start)
+            start = text.find(literal, start + 1)
+    found.sort()
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _search_plan(pattern: str, flags: int) -> Tuple[Optional[Tuple[str, ...]], bool]:
+    """(strings one of which every match starts with, or None; whether no match can
+    contain a line break)."""
+    items = _sre_parse.parse(pattern, flags)
+    leading = _leading_literals(items)
+    if leading is not None and min(map(len, leading)) < _MIN_LITERAL:
+        leading = None
+    return leading, not _may_cross_line(items, bool(flags & re.DOTALL), bool(flags & re.MULTILINE))
+
+
+_MIN_LITERAL = 3  # shorter strings occur in nearly every file: no use as a first test
+
+
+@functools.lru_cache(maxsize=None)
+def _required_literals(pattern: str, flags: int) -> Optional[Tuple[str, ...]]:
+    if flags & re.IGNORECASE:
+        return None
+    try:
+        found = _literals_of_sequence(_sre_parse.parse(pattern, flags))
+    except (re.error, RecursionError):
+        return None
+    if not found or min(map(len, found)) < _MIN_LITERAL:
+        return None
+    # `Pool` in the text is needed for `ThreadPool` to be: the longer needs no search of its own.
+    return tuple(sorted(literal for literal in found
+                        if not any(other != literal and other in literal for other in found)))
+
+
+def _literals_of_sequence(items) -> Optional[frozenset]:
+    """A set of strings one of which every match of `items` (parsed regex nodes) contains,
+    preferring the set whose shortest string is longest; None when there is none."""
+    best: Optional[frozenset] = None
+
+    def consider(candidates: Optional[frozenset]) -> None:
+        nonlocal best
+        if candidates and (best is None or min(map(len, candidates)) > min(map(len, best))):
+            best = candidates
+
+    run = []
+    for op, argument in items:
+        if op is _sre.LITERAL:
+            run.append(chr(argument))
+            continue
+        consider(frozenset(["".join(run)]) if run else None)
+        run = []
+        if op is _sre.SUBPATTERN and not argument[1] & re.IGNORECASE:
+            consider(_literals_of_sequence(argument[3]))
+        elif op is _sre.BRANCH:
+            branches = [_literals_of_sequence(branch) for branch in argument[1]]
+            if all(branches):
+                consider(frozenset().union(*branches))
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and argument[0] >= 1:
+            consider(_literals_of_sequence(argument[2]))
+    consider(frozenset(["".join(run)]) if run else None)
+    return best
+
+
+def _leading_literals(items) -> Optional[Tuple[str, ...]]:
+    """The strings one of which every match of `items` starts with (after zero-width
+    anchors such as `\\b`, which an anchored match checks in place), or None."""
+    items = list(items)
+    while items and items[0][0] is _sre.AT:
+        items = items[1:]
+    if not items:
+        return None
+    op, argument = items[0]
+    if op is _sre.LITERAL:
+        run = []
+        for op, argument in items:
+            if op is not _sre.LITERAL:
+                break
+            run.append(chr(argument))
+        return ("".join(run),)
+    if op is _sre.SUBPATTERN and not argument[1] & re.IGNORECASE:
+        return _leading_literals(argument[3])
+    if op is _sre.BRANCH:
+        branches = [_leading_literals(branch) for branch in argument[1]]
+        if all(branches):
+            return tuple(sorted({literal for branch in branches for literal in branch}))
+    return None
+
+
+_NEWLINE = ord("\n")
+# Character classes that hold a line break.
+_CATEGORIES_WITH_NEWLINE = {_sre.CATEGORY_SPACE, _sre.CATEGORY_NOT_DIGIT, _sre.CATEGORY_NOT_WORD,
+                            _sre.CATEGORY_LINEBREAK}
+_CATEGORIES_WITHOUT_NEWLINE = {_sre.CATEGORY_DIGIT, _sre.CATEGORY_WORD, _sre.CATEGORY_NOT_SPACE,
+                               _sre.CATEGORY_NOT_LINEBREAK}
+
+
+def _may_cross_line(items, dotall: bool, multiline: bool) -> bool:
+    """Whether a match of `items` may hold a line break or be decided by the end of the
+    text (`$` outside multi-line mode, `\\Z`): then it cannot be searched line by line.
+    Anything not understood counts as crossing."""
+    for op, argument in items:
+        if op is _sre.LITERAL:
+            if argument == _NEWLINE:
+                return True
+        elif op is _sre.NOT_LITERAL:
+            if argument != _NEWLINE:
+                return True
+        elif op is _sre.ANY:
+            if dotall:
+                return True
+        elif op is _sre.IN:
+            if _set_holds_newline(argument):
+                return True
+        elif op is _sre.AT:
+            if argument is _sre.AT_END_STRING or (argument is _sre.AT_END and not multiline):
+                return True
+        elif op is _sre.SUBPATTERN:
+            add_flags = argument[1]
+            if _may_cross_line(argument[3], (dotall or bool(add_flags & re.DOTALL))
+                               and not argument[2] & re.DOTALL, multiline and not argument[2] & re.MULTILINE):
+                return True
+        elif op is _sre.BRANCH:
+            if any(_may_cross_line(branch, dotall, multiline) for branch in argument[1]):
+                return True
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) or op is getattr(_sre, "POSSESSIVE_REPEAT", None):
+            if _may_cross_line(argument[2], dotall, multiline):
+                return True
+        elif op in (_sre.ASSERT, _sre.ASSERT_NOT):
+            if _may_cross_line(argument[1], dotall, multiline):
+                return True
+        else:
+            return True
+    return False
+
+
+def _set_holds_newline(members) -> bool:
+    negated = False
+    holds = False
+    for op, argument in members:
+        if op is _sre.NEGATE:
+            negated = True
+        elif op is _sre.LITERAL:
+            holds = holds or argument == _NEWLINE
+        elif op is _sre.RANGE:
+            holds = holds or argument[0] <= _NEWLINE <= argument[1]
+        elif op is _sre.CATEGORY and argument in _CATEGORIES_WITHOUT_NEWLINE:
+            continue
+        elif op is _sre.CATEGORY and argument in _CATEGORIES_WITH_NEWLINE:
+            holds = True
+        else:
+            return True  # not understood
+    return holds != negated
