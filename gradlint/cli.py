@@ -23,7 +23,9 @@ from gradlint.reporters import ReporterOptions, RunResult, reporters
 from gradlint.reporters.progress import with_progress
 from gradlint.reporters.text import location, shown_path
 from gradlint.nearest_config import CACHE_DIR_VARIABLE, CommandLine, SettingsResolver
-from gradlint.runner import BESIDE_CONFIGURATION, DEFAULT_CACHE_DIR, defer_import, run_files
+from gradlint.deferred_import import defer_import
+from gradlint.result_cache import DEFAULT_CACHE_DIR
+from gradlint.runner import BESIDE_CONFIGURATION, run_files
 from gradlint.settings import SelectionError, Settings
 from gradlint.source import SourceError
 from gradlint.trace.command import trace

@@ -9,9 +9,10 @@ import textwrap
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from gradlint import runner
+from gradlint import result_cache, runner
 from gradlint.engine import Linter
-from gradlint.runner import ResultCache, path_key, run_files
+from gradlint.result_cache import ResultCache, path_key
+from gradlint.runner import run_files
 from gradlint.settings import Settings, resolve_selection
 
 MISSING_PARENS = "import torch\n\n\ndef evaluate(model, x):\n    with torch.no_grad:\n        return model(x)\n"
@@ -84,7 +85,7 @@ def test_configuration_and_version_are_part_of_the_key(tmp_path, count_linted, m
     assert [f.code for r in only_cpp.reports for f in r.findings] == ["GL101"]
     run_files(paths, settings_for(tmp_path, unsafe_fixes=True), jobs=1, cache_dir=cache)
     assert len(count_linted) == 9
-    monkeypatch.setattr(runner, "__version__", "999.0")
+    monkeypatch.setattr(result_cache, "__version__", "999.0")
     run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
     assert len(count_linted) == 12
 
@@ -127,11 +128,11 @@ def test_two_runs_sharing_a_cache_keep_both_entries_and_leave_no_temporaries(tmp
 def test_only_the_newest_indexes_are_kept(tmp_path, monkeypatch):
     paths = make_tree(tmp_path, 3)
     cache = str(tmp_path / "cache")
-    for version in range(runner.MAX_INDEXES + 3):
-        monkeypatch.setattr(runner, "__version__", f"0.{version}")
+    for version in range(result_cache.MAX_INDEXES + 3):
+        monkeypatch.setattr(result_cache, "__version__", f"0.{version}")
         run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
     indexes = [name for name in os.listdir(cache) if name.endswith(".cache")]
-    assert len(indexes) == runner.MAX_INDEXES
+    assert len(indexes) == result_cache.MAX_INDEXES
     assert os.path.basename(ResultCache(cache, settings_for(tmp_path)).path) in indexes  # the newest
 
 
@@ -258,7 +259,7 @@ def test_a_warm_run_skips_reading_settled_files_but_never_trusts_a_moved_stamp(t
         os.utime(path, ns=(settled, settled))
     # The change time (set by that utime) cannot be put back: count it as settled at once,
     # as it is two seconds later.
-    monkeypatch.setattr(runner, "_SETTLED_NS", 0)
+    monkeypatch.setattr(result_cache, "_SETTLED_NS", 0)
     cache = str(tmp_path / "cache")
     run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
     reads = []

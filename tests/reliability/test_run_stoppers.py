@@ -10,7 +10,7 @@ import os
 import pytest
 
 from reliability_support import GUARDED
-from gradlint import runner
+from gradlint import result_cache
 
 
 def _notebook(source_lines, nbformat=4) -> str:
@@ -52,11 +52,11 @@ def _index_files(cache_dir):
 def _rewrite_index(path, change) -> None:
     """Give the index other entries under a valid checksum: damage its checksum cannot see."""
     data = path.read_bytes()
-    header = len(runner._MAGIC) + runner._CHECKSUM_SIZE
+    header = len(result_cache._MAGIC) + result_cache._CHECKSUM_SIZE
     entries = marshal.loads(data[header:])
     payload = marshal.dumps(change(entries))
-    checksum = hashlib.blake2b(payload, digest_size=runner._CHECKSUM_SIZE).digest()
-    path.write_bytes(runner._MAGIC + checksum + payload)
+    checksum = hashlib.blake2b(payload, digest_size=result_cache._CHECKSUM_SIZE).digest()
+    path.write_bytes(result_cache._MAGIC + checksum + payload)
 
 
 _WRONG_SHAPES = [
@@ -73,7 +73,7 @@ def test_cache_entries_of_the_wrong_shape_are_misses_and_are_rewritten(tmp_path,
     first = subprocess_cli(tmp_path, "check", "--cache-dir", str(cache), ".")
     assert first.exit_code == 1
     (index,) = _index_files(cache)
-    keys = {runner.path_key(str(tmp_path / name)): wrong for name, wrong in zip(names, _WRONG_SHAPES)}
+    keys = {result_cache.path_key(str(tmp_path / name)): wrong for name, wrong in zip(names, _WRONG_SHAPES)}
     _rewrite_index(index, lambda entries: {key: keys[key] for key in entries})
     for _ in range(2):  # every later run, not just the first
         run = subprocess_cli(tmp_path, "check", "--cache-dir", str(cache), ".")
@@ -81,10 +81,10 @@ def test_cache_entries_of_the_wrong_shape_are_misses_and_are_rewritten(tmp_path,
         assert sorted(line.split(":")[0] for line in run.stdout.splitlines()) == names
         assert run.exit_code == 1
     (index,) = _index_files(cache)
-    entries = marshal.loads(index.read_bytes()[len(runner._MAGIC) + runner._CHECKSUM_SIZE:])
+    entries = marshal.loads(index.read_bytes()[len(result_cache._MAGIC) + result_cache._CHECKSUM_SIZE:])
     assert set(entries) == set(keys)
     for entry in entries.values():  # rewritten: each decodes again
-        runner._unpack_entry(entry)
+        result_cache.unpack_entry(entry)
 
 
 @pytest.mark.parametrize("how", ["same inode (cp -p, touch -r)", "new inode (tar, rsync -t)"])
@@ -94,7 +94,7 @@ def test_content_with_the_old_size_and_modification_time_is_not_taken_from_the_c
     path = tmp_path / "m.py"
     path.write_bytes(clean)
     # Stamps are stored for files settled this long; here at once, so the test needs no wait.
-    monkeypatch.setattr(runner, "_SETTLED_NS", 0)
+    monkeypatch.setattr(result_cache, "_SETTLED_NS", 0)
     assert cli(tmp_path, "check", ".").exit_code == 0
     before = path.stat()
     if how.startswith("same"):

@@ -1,0 +1,239 @@
+"""The result cache: one index per effective configuration, on disk.
+
+The index of a configuration (gradlint's version and code, the rule selection, per-file
+ignores, unsafe fixes) maps each file's absolute path to the hash of the bytes that were
+checked and what was found in them, so a changed file replaces its entry instead of piling
+up new ones. The index is written to a temporary file and renamed over the old one, and it
+carries a checksum, so a reader sees a whole index or none: two runs sharing a cache at
+worst lose each other's new entries.
+"""
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import struct
+import time
+from typing import Dict, Optional, Tuple
+
+from gradlint import __version__
+from gradlint.diagnostics import Edit, Finding, Fix, Position, Safety, Severity
+from gradlint.settings import Settings
+
+DEFAULT_CACHE_DIR = ".gradlint_cache"
+_MAGIC = b"gradlint-cache-4\n"
+# Index files kept per cache folder: each configuration and each version of the code
+# makes its own, and the oldest are removed past this many.
+MAX_INDEXES = 8
+_CHECKSUM_SIZE = 16
+_DIGEST_SIZE = 16  # of a file's content
+
+
+def _code_fingerprint() -> str:
+    """The version plus the size and time of every module of the package, so that editing
+    a rule (without a version bump) invalidates what it found before."""
+    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    package = os.path.dirname(os.path.abspath(__file__))
+    for folder, subfolders, names in os.walk(package):
+        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
+        for name in sorted(names):
+            if name.endswith(".py"):
+                status = os.stat(os.path.join(folder, name))
+                digest.update(f"{folder[len(package):]}/{name}:{status.st_size}:{status.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def configuration_key(settings: Settings) -> str:
+    """What findings depend on besides the file's bytes."""
+    parts = [
+        _code_fingerprint(),
+        ",".join(sorted(settings.enabled)),
+        repr(sorted((pattern, sorted(codes)) for pattern, codes in settings.per_file_ignores)),
+        settings.root if settings.per_file_ignores else "",
+        str(bool(settings.unsafe_fixes)),
+    ]
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def path_key(absolute_path: str) -> bytes:
+    """An index key for a file: a 16-byte digest of its absolute path, a third of the path's
+    size in memory (a large tree's index is most of a run's memory). Two paths with one
+    digest (a chance of about 2**-128) would only make each other's entries miss."""
+    return hashlib.blake2b(absolute_path.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def content_hash(raw: bytes) -> bytes:
+    return hashlib.blake2b(raw, digest_size=_DIGEST_SIZE).digest()
+
+
+def encode_finding(finding: Finding) -> tuple:
+    fix = None
+    if finding.fix is not None:
+        fix = (tuple((edit.start, edit.end, edit.replacement) for edit in finding.fix.edits),
+               finding.fix.safety.value, finding.fix.title)
+    return (finding.code, finding.name, finding.message, finding.severity.value,
+            finding.start.line, finding.start.column, finding.end.line, finding.end.column,
+            finding.start_offset, finding.end_offset, fix, finding.cell)
+
+
+def decode_finding(path: str, data: tuple) -> Finding:
+    """The finding `encode_finding` made; ValueError for anything of another shape (an
+    index written by another version, or damaged in a way its checksum cannot see)."""
+    (code, name, message, severity, start_line, start_column, end_line, end_column,
+     start_offset, end_offset, fix, cell) = data
+    if not all(isinstance(value, str) for value in (code, name, message)) or not all(
+            type(value) is int for value in (start_line, start_column, end_line, end_column,
+                                             start_offset, end_offset)) or not (cell is None or type(cell) is int):
+        raise ValueError("not a cached finding")
+    if fix is not None:
+        edits, safety, title = fix
+        if not isinstance(title, str) or not all(
+                type(start) is int and type(end) is int and isinstance(text, str) for start, end, text in edits):
+            raise ValueError("not a cached fix")
+        fix = Fix(tuple(Edit(*edit) for edit in edits), Safety(safety), title)
+    return Finding(path, code, name, message, Severity(severity), Position(start_line, start_column),
+                   Position(end_line, end_column), start_offset, end_offset, fix, cell)
+
+
+# Size, modification and change times in ns, inode: `cp -p`, `touch -r`, `rsync -t` and tar
+# can give other bytes the old size and modification time, never the old change time
+# and inode (git stamps its index the same way).
+_STAMP = struct.Struct("<qqqQ")
+
+
+def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple]):
+    """A cache entry as small as it can be held: the digest and stamp in one bytes object,
+    paired with the findings only when there are any (most files have none)."""
+    packed = digest if stamp is None else digest + _STAMP.pack(*stamp)
+    return (packed, encoded_findings) if encoded_findings else packed
+
+
+def unpack_entry(entry) -> Tuple[bytes, tuple, Optional[tuple]]:
+    """(digest, encoded findings, stamp or None) of a `_pack_entry` result; ValueError
+    (or TypeError, struct.error) for anything else."""
+    packed, encoded_findings = (entry, ()) if isinstance(entry, bytes) else entry
+    if not isinstance(packed, bytes) or len(packed) not in (_DIGEST_SIZE, _DIGEST_SIZE + _STAMP.size) \
+            or not isinstance(encoded_findings, tuple):
+        raise ValueError("not a cache entry")
+    stamp = _STAMP.unpack_from(packed, _DIGEST_SIZE) if len(packed) > _DIGEST_SIZE else None
+    return packed[:_DIGEST_SIZE], encoded_findings, stamp
+
+
+class ResultCache:
+    """path -> (content hash, encoded findings) for one configuration."""
+
+    def __init__(self, directory: str, settings: Settings) -> None:
+        self.directory = directory
+        self.path = os.path.join(directory, configuration_key(settings) + ".cache")
+        self.read_stamp: Optional[tuple] = None  # the index file as it was when read
+        self.entries: Dict[bytes, object] = self._read()  # path_key(path) -> _pack_entry(...)
+        self.updates: Dict[str, Tuple[bytes, tuple]] = {}
+        self.discarded: set = set()  # keys of entries that did not decode
+
+    def _stamp(self) -> Optional[tuple]:
+        try:
+            status = os.stat(self.path)
+        except OSError:
+            return None
+        return status.st_ino, status.st_size, status.st_mtime_ns
+
+    def _read(self) -> Dict[str, Tuple[bytes, tuple]]:
+        self.read_stamp = self._stamp()
+        try:
+            with open(self.path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return {}
+        header = len(_MAGIC) + _CHECKSUM_SIZE
+        if not data.startswith(_MAGIC) or len(data) < header:
+            return {}
+        payload = data[header:]
+        if hashlib.blake2b(payload, digest_size=_CHECKSUM_SIZE).digest() != data[len(_MAGIC):header]:
+            return {}
+        try:
+            entries = marshal.loads(payload)
+        except (ValueError, EOFError, TypeError):
+            return {}
+        return entries if isinstance(entries, dict) else {}
+
+    def store(self, key: bytes, digest: bytes, encoded_findings: tuple, stamp: Optional[tuple] = None) -> None:
+        self.updates[key] = _pack_entry(digest, encoded_findings, stamp)
+
+    def discard(self, key: bytes) -> None:
+        """Drop an entry that does not decode: a miss now, and gone from the index once saved."""
+        self.entries.pop(key, None)
+        self.discarded.add(key)
+
+    def save(self) -> Optional[str]:
+        """Merge this run's entries into the index on disk, without the discarded ones; an
+        error message if it cannot."""
+        discarded, self.discarded = self.discarded, set()
+        if not self.updates and not discarded:
+            return None
+        # Another run may have written since we read: merge into what it wrote. Otherwise
+        # update in place, not to hold two copies of a large index.
+        merged = self.entries if self._stamp() == self.read_stamp else self._read()
+        for key in discarded:
+            merged.pop(key, None)
+        merged.update(self.updates)
+        self.updates = {}
+        payload = marshal.dumps(merged)
+        checksum = hashlib.blake2b(payload, digest_size=_CHECKSUM_SIZE).digest()
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            ignore = os.path.join(self.directory, ".gitignore")
+            if not os.path.exists(ignore):
+                with open(ignore, "w") as handle:
+                    handle.write("# Created by gradlint: a cache, never commit it.\n*\n")
+            import tempfile  # only a run that lints something writes
+
+            handle, temporary = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=self.directory)
+            try:
+                with os.fdopen(handle, "wb") as stream:
+                    for part in (_MAGIC, checksum, payload):  # no joined copy of a large index
+                        stream.write(part)
+                os.replace(temporary, self.path)
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        except OSError as error:
+            return f"cannot write the cache in {self.directory}: {error.strerror or error}"
+        self.entries, self.read_stamp = merged, self._stamp()
+        self._remove_old_indexes()
+        return None
+
+    def _remove_old_indexes(self) -> None:
+        try:
+            indexes = [entry for entry in os.scandir(self.directory) if entry.name.endswith(".cache")]
+            indexes.sort(key=lambda entry: entry.stat().st_mtime_ns, reverse=True)
+            for entry in indexes[MAX_INDEXES:]:
+                os.unlink(entry.path)
+        except OSError:
+            pass  # another run removed it first
+
+
+# A file modified this recently may change again within the same timestamp tick, so its
+# size and time do not prove its content (git's "racily clean" problem): hash it.
+_SETTLED_NS = 2_000_000_000
+
+
+def stat_stamp(path: str) -> Optional[tuple]:
+    """The `_STAMP` of the file, which lets a warm run skip reading it; None when it
+    cannot be had."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return _stamp_of(status)
+
+
+def _stamp_of(status: os.stat_result) -> tuple:
+    return status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino
+
+
+def settled_stamp(status: os.stat_result) -> Optional[tuple]:
+    """The stamp to store for a file with this status; None when it changed in the last
+    two seconds (it may change again within the same tick)."""
+    if max(status.st_mtime_ns, status.st_ctime_ns) > time.time_ns() - _SETTLED_NS:
+        return None
+    return _stamp_of(status)
