@@ -16,7 +16,8 @@ from typing import Iterable, List, Optional, Union
 
 from gradlint.diagnostics import Finding
 from gradlint.engine import Linter
-from gradlint.frontend import Language, language_for
+from gradlint.frontend import language_for
+from gradlint.language import Language
 from gradlint.settings import Settings, resolve_selection
 
 Codes = Union[str, Iterable[str], None]

@@ -10,7 +10,7 @@ import os
 import sys
 import traceback
 from collections import Counter
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Iterable, Iterator, Optional, Sequence, Tuple
 
 import click
 
@@ -22,12 +22,13 @@ from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, reporters
 from gradlint.reporters.progress import with_progress
 from gradlint.reporters.text import location, shown_path
-from gradlint.nearest_config import CACHE_DIR_VARIABLE, CommandLine, SettingsResolver
+from gradlint.nearest_config import CACHE_DIR_VARIABLE, CommandLine, SettingsResolver, settings_of, split_codes
 from gradlint.deferred_import import defer_import
 from gradlint.result_cache import DEFAULT_CACHE_DIR
 from gradlint.runner import BESIDE_CONFIGURATION, run_files
 from gradlint.settings import SelectionError, Settings
 from gradlint.source import SourceError
+from gradlint.standard_streams import prepare_standard_streams, to_stderr, to_stdout
 from gradlint.trace.command import trace
 from gradlint.trace.compare import compare_trace as trace_comparison
 
@@ -42,10 +43,6 @@ class GradlintError(click.ClickException):
 
     def show(self, file=None) -> None:
         click.echo(f"gradlint: error: {self.format_message()}", err=True)
-
-
-def _split_codes(values: Sequence[str]) -> List[str]:
-    return [code.strip() for value in values for code in value.split(",") if code.strip()]
 
 
 def _codes_option(name: str, help_text: str):
@@ -106,11 +103,11 @@ def shared_options(function):
 
 def command_line_from(options: dict) -> CommandLine:
     return CommandLine(
-        select=tuple(_split_codes(options["select"])) or None,
-        extend_select=tuple(_split_codes(options["extend_select"])),
-        ignore=tuple(_split_codes(options["ignore"])),
-        exclude=tuple(_split_codes(options.get("exclude", ()))) or None,
-        extend_exclude=tuple(_split_codes(options.get("extend_exclude", ()))),
+        select=tuple(split_codes(options["select"])) or None,
+        extend_select=tuple(split_codes(options["extend_select"])),
+        ignore=tuple(split_codes(options["ignore"])),
+        exclude=tuple(split_codes(options.get("exclude", ()))) or None,
+        extend_exclude=tuple(split_codes(options.get("extend_exclude", ()))),
         respect_gitignore=options.get("respect_gitignore"),
         unsafe_fixes=options["unsafe_fixes"],
         config_path=options["config_path"],
@@ -137,15 +134,14 @@ def build_resolver(paths: Sequence[str], options: dict) -> SettingsResolver:
     with _ConfigurationErrors():
         resolver = SettingsResolver(command_line_from(options))
         for path in paths or ["."]:
-            resolver.for_folder(path if os.path.isdir(path) else split_path(path)[0])
+            resolver.for_named(path)
     return resolver
 
 
 def build_settings(paths: Sequence[str], options: dict) -> Settings:
     """The settings of the first path (or the working folder)."""
-    first = (paths or ["."])[0]
-    resolver = build_resolver([first], options)
-    return resolver.for_folder(first if os.path.isdir(first) else split_path(first)[0])
+    with _ConfigurationErrors():
+        return settings_of((paths or ["."])[0], command_line_from(options))
 
 
 def _use_color(choice: str) -> bool:
@@ -312,83 +308,17 @@ def _finish(result: RunResult, options: dict, skipped=(), file_count: Optional[i
         code = 1
     if options["exit_zero"] and code == 1:
         code = 0
-    if not _to_stdout(lambda: _report(result, options)):
+    if not to_stdout(lambda: _report(result, options)):
         code = USAGE_ERROR
-    _to_stderr(lambda: _summary(result, skipped, options["quiet"], file_count))
+    to_stderr(lambda: _summary(result, skipped, options["quiet"], file_count))
     sys.exit(code)
-
-
-def _to_stdout(write: Callable[[], None]) -> bool:
-    """Run `write`, which prints to stdout, as Unix tools do: a reader that went away
-    (EPIPE, `| head`) ends the output quietly; a closed or full stdout is said on stderr.
-    False when the output could not be written."""
-    if sys.stdout is None:
-        _to_stderr(lambda: click.echo("gradlint: error: cannot write the output: stdout is closed", err=True))
-        return False
-    try:
-        write()
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _discard_stdout()
-        return True
-    except OSError as error:
-        _discard_stdout()
-        message = f"gradlint: error: cannot write the output: {error.strerror or error}"
-        _to_stderr(lambda: click.echo(message, err=True))
-        return False
-    return True
-
-
-def _to_stderr(write: Callable[[], None]) -> None:
-    """Messages for a stderr that may be closed, full or gone: then they are lost, nothing else."""
-    try:
-        write()
-        if sys.stderr is not None:
-            sys.stderr.flush()
-    except OSError:
-        if sys.stderr is not None:
-            _point_at_null(sys.stderr)
-
-
-def _discard_stdout() -> None:
-    """What is still buffered for stdout goes nowhere, so exiting does not fail on it again."""
-    _point_at_null(sys.stdout)
-
-
-def _point_at_null(stream) -> None:
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, stream.fileno())
-        os.close(null)
-    except (OSError, ValueError, AttributeError):  # not a real descriptor (tests capture it)
-        pass
-
-
-def _prepare_standard_streams() -> None:
-    """A closed stdin, stdout or stderr is held open on the null device, so no file
-    gradlint opens gets descriptor 0, 1 or 2 (and text meant for the terminal cannot land
-    in a source file). Text that the output's encoding cannot spell is escaped, not fatal
-    (`PYTHONIOENCODING=ascii` with a file named `é.py`)."""
-    for descriptor in (0, 1, 2):
-        try:
-            os.fstat(descriptor)
-        except OSError:
-            try:
-                os.open(os.devnull, os.O_RDWR)  # takes the lowest free descriptor: this one
-            except OSError:
-                pass
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.reconfigure(errors="backslashreplace")
-        except (AttributeError, ValueError, OSError):
-            pass
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gradlint")
 def main() -> None:
     """Find and fix misused PyTorch gradient-mode guards in Python and C++."""
-    _prepare_standard_streams()
+    prepare_standard_streams()
     defer_import("libcst")  # loaded only when some file needs parsing
 
 
@@ -401,13 +331,13 @@ def _guarded(function):
         except (click.ClickException, click.exceptions.Exit, SystemExit):
             raise
         except KeyboardInterrupt:  # the pool's workers end with their temporaries removed
-            _to_stderr(lambda: click.echo("gradlint: interrupted", err=True))
+            to_stderr(lambda: click.echo("gradlint: interrupted", err=True))
             sys.exit(INTERRUPTED)
         except Exception as error:  # the last line of defence: never a raw traceback
             if options.get("verbose"):
-                _to_stderr(traceback.print_exc)
+                to_stderr(traceback.print_exc)
             message = f"gradlint: internal error: {type(error).__name__}: {error}"
-            _to_stderr(lambda: click.echo(message, err=True))
+            to_stderr(lambda: click.echo(message, err=True))
             sys.exit(USAGE_ERROR)
 
     wrapper.__name__ = function.__name__
@@ -430,7 +360,7 @@ def _show_and_exit(paths, resolver: SettingsResolver, options: dict) -> None:
     if options["show_settings"]:
         first = (paths or ["."])[0]
         with _ConfigurationErrors():
-            settings = resolver.for_folder(first if os.path.isdir(first) else split_path(first)[0])
+            settings = resolver.for_named(first)
         click.echo(settings_text(first, settings), nl=False)
     if options["show_files"]:
         files, skipped = _files(paths, resolver, options["force_exclude"], progress=False)
@@ -518,7 +448,7 @@ def _add_noqa(paths, options: dict) -> None:
 def _unsafe_fixes(resolver: SettingsResolver, paths) -> bool:
     """Whether the summary counts unsafe fixes as applicable: as the first path's settings say."""
     first = (paths or ["."])[0]
-    return resolver.for_folder(first if os.path.isdir(first) else split_path(first)[0]).unsafe_fixes
+    return resolver.for_named(first).unsafe_fixes
 
 
 @main.command()
@@ -541,14 +471,14 @@ def _fix(paths, diff: bool, options: dict) -> None:
         try:
             fixed = source.encode(outcome.text)
         except (SourceError, UnicodeError, ValueError) as error:  # an encoding that does not round-trip
-            _to_stdout(lambda: sys.stdout.buffer.write(source.raw))  # the text as it came
+            to_stdout(lambda: sys.stdout.buffer.write(source.raw))  # the text as it came
             raise GradlintError(f"{name}: {error}") from None
         if diff:
             before, after = source.file_text(source.text), source.file_text(outcome.text)
-            written = _to_stdout(lambda: _print_diff(name, before, after))
+            written = to_stdout(lambda: _print_diff(name, before, after))
             sys.exit(USAGE_ERROR if not written else 1 if outcome.text != source.text else 0)
-        written = _to_stdout(lambda: sys.stdout.buffer.write(fixed))
-        _to_stderr(lambda: [click.echo(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}",
+        written = to_stdout(lambda: sys.stdout.buffer.write(fixed))
+        to_stderr(lambda: [click.echo(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}",
                                        err=True) for finding in outcome.findings])
         failed = outcome.findings or (options["exit_non_zero_on_fix"] and outcome.applied)
         sys.exit(USAGE_ERROR if not written else 1 if failed and not options["exit_zero"] else 0)
@@ -557,7 +487,7 @@ def _fix(paths, diff: bool, options: dict) -> None:
     reports = outcome.reports
     if diff:
         changed = [report for report in reports if report.changed]
-        written = _to_stdout(lambda: [_print_diff(report.path, *report.diff_texts) for report in changed])
+        written = to_stdout(lambda: [_print_diff(report.path, *report.diff_texts) for report in changed])
         for report in reports:
             if report.error:
                 click.echo(f"gradlint: error: {_naming(report.error, report.path)}", err=True)

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex
-from gradlint.frontend import FrontEndSyntaxError, Language, language_for
+from gradlint.frontend import language_for
+from gradlint.language import FrontEndSyntaxError, Language
 from gradlint.rule import Rule, all_rules
 from gradlint.settings import Settings
 from gradlint.suppression import MAY_NAME_OUR_CODES, UNUSED_SUPPRESSION, unused as unused_suppressions

@@ -1,99 +1,47 @@
-"""What a language front end offers the engine: how to decode a file, how to parse
-it once into the model its rules read, how suppression comments are written, and
-whether fixed source still parses."""
+"""Which front end reads a file: the languages found by walking the package.
+
+A front end is a `frontend` module in a subpackage of `gradlint` (`gradlint/python/`,
+`gradlint/cpp/`, `gradlint/notebook/`) holding `Language` instances; nothing lists them.
+The contract they implement is `gradlint.language`.
+"""
 from __future__ import annotations
 
+import importlib
 import os
-from typing import Callable, Dict, Optional, Sequence, Tuple
+import pkgutil
+from typing import Dict, Optional, Tuple
 
-from gradlint.source import DecodedSource
+from gradlint.language import Language
 
-
-class FrontEndSyntaxError(Exception):
-    """The file cannot be parsed; `offset` is where (character offset), if known."""
-
-    def __init__(self, message: str, offset: int = 0) -> None:
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
+_LANGUAGES: Optional[Dict[str, Language]] = None  # extension -> front end, once found
 
 
-class Language:
-    name: str
-    extensions: Tuple[str, ...]
-    # The code of the finding a parse failure becomes.
-    syntax_error_code: str
-    def decode(self, raw: bytes) -> DecodedSource:
-        raise NotImplementedError
-
-    def decode_text(self, text: str) -> DecodedSource:
-        """A file's contents already held as a string (the Python API, editors)."""
-        return DecodedSource(text, "utf-8", False, text.encode("utf-8", "surrogatepass"))
-
-    # Files larger than this many bytes are skipped with a note (None: no limit).
-    max_bytes: Optional[int] = None
-
-    def parse(self, path: str, text: str, focus: Optional[Sequence] = None, outline=None):
-        """The model the rules read; raises FrontEndSyntaxError. `focus`: the prefilter
-        patterns of the rules to run, when none needs the whole file; a language may
-        then parse only the parts they match. `outline`: the language's outline of `text`
-        when the screens made one (the model keeps it rather than make it again)."""
-        raise NotImplementedError
-
-    def compiles(self, text: str) -> bool:
-        """Whether `text` has no syntax error the parse would report, as far as a cheap check
-        tells (the engine asks it of files no selected rule parses). True when unknown."""
-        return True
-
-    def outline(self, text: str):
-        """A cheap structural view of `text` that rules' screens read before anything is
-        parsed (`Rule.screen`); None when the language has none or `text` does not allow
-        one: then the rules run on the full parse."""
-        return None
-
-    def outline_model(self, path: str, text: str, outline):
-        """The model for rules that read only the outline (`Rule.reads_outline_only`): what
-        `parse` would give when every rule to run is such a rule; None to parse anyway."""
-        return None
-
-    def expected_errors(self, parsed) -> Sequence:
-        """The regions of the parsed file that expect an exception (objects with `start`,
-        `end` offsets and the `exceptions` they catch, by name): where a rule's claimed
-        exception (`Rule.claims`) is what the code is tested to raise. None by default (C++:
-        gtest's `EXPECT_THROW` is not read)."""
-        return ()
-
-    def suppressions(self, text: str, line_index) -> "Suppressions":
-        raise NotImplementedError
-
-    def cell_positions(self, text: str, line_index) -> Optional[Callable]:
-        """For languages made of cells (notebooks): a function from an offset in `text`
-        to (0-based cell index, Position within the cell); None for plain files."""
-        return None
-
-    def validate(self, text: str, original: Optional[str] = None) -> Optional[str]:
-        """None when `text` may be written as the fixed form of `original`, else why
-        not. Here: when it parses (an original with a finding to fix always did)."""
-        try:
-            self.parse("<fixed>", text)
-        except FrontEndSyntaxError as error:
-            return error.message
-        return None
-
-
-_LANGUAGES: Dict[str, Language] = {}
+class FrontEndDefinitionError(Exception):
+    pass
 
 
 def _load() -> Dict[str, Language]:
-    if not _LANGUAGES:
-        from gradlint.cpp.frontend import CPP
-        from gradlint.notebook.frontend import NOTEBOOK
-        from gradlint.python.frontend import PYTHON, PYTHON_STUB
+    global _LANGUAGES
+    if _LANGUAGES is None:
+        import gradlint as package
 
-        for language in (PYTHON, PYTHON_STUB, CPP, NOTEBOOK):
-            for extension in language.extensions:
-                _LANGUAGES[extension] = language
+        found: Dict[str, Language] = {}
+        for folder in package.__path__:
+            for info in sorted(pkgutil.iter_modules([folder]), key=lambda info: info.name):
+                # Looked for on disk: importing every subpackage to ask would cost start-up.
+                if info.ispkg and os.path.isfile(os.path.join(folder, info.name, "frontend.py")):
+                    _add_languages_of(importlib.import_module(f"{package.__name__}.{info.name}.frontend"), found)
+        _LANGUAGES = found  # whole or not at all: the language server asks from several threads
     return _LANGUAGES
+
+
+def _add_languages_of(module, found: Dict[str, Language]) -> None:
+    for value in vars(module).values():
+        if isinstance(value, Language):
+            for extension in value.extensions:
+                if found.setdefault(extension, value) is not value:
+                    raise FrontEndDefinitionError(
+                        f"{extension} is read by two front ends: {found[extension].name} and {value.name}")
 
 
 def language_for(path: str) -> Optional[Language]:
@@ -106,6 +54,3 @@ def languages() -> Tuple[Language, ...]:
 
 def supported_extensions() -> Tuple[str, ...]:
     return tuple(sorted(_load()))
-
-
-Suppressions = Callable[[int, str], bool]  # (line, code) -> suppressed?

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from gradlint.config import FileConfig, config_file_in, load
 from gradlint.discovery import split_path
@@ -32,6 +32,11 @@ class CommandLine:
     unsafe_fixes: Optional[bool] = None
     config_path: Optional[str] = None
     isolated: bool = False
+
+
+def split_codes(values: Iterable[str]) -> List[str]:
+    """`["GL1,GL2", "GL3"]` -> `["GL1", "GL2", "GL3"]`: codes as options and clients give them."""
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
 
 
 def settings_from(file_config: FileConfig, command_line: CommandLine) -> Settings:
@@ -78,6 +83,10 @@ class SettingsResolver:
     def for_path(self, path: str) -> Settings:
         return self.for_folder(split_path(path)[0])
 
+    def for_named(self, path: str) -> Settings:
+        """A path as the command line names it: a folder, or a file (its folder's)."""
+        return self.for_folder(path if os.path.isdir(path) else split_path(path)[0])
+
     def for_folder(self, folder: str) -> Settings:
         if self._fixed is not None:
             return self._fixed
@@ -111,3 +120,8 @@ class SettingsResolver:
             self._config_of_folder[walked] = found
         return found
 
+
+def settings_of(path: str, command_line: CommandLine = CommandLine()) -> Settings:
+    """The settings `gradlint check PATH` uses for the file or folder `path` (what the CLI
+    and the language server both ask). Raises ConfigError, SelectionError."""
+    return SettingsResolver(command_line).for_named(path)

@@ -29,7 +29,8 @@ from gradlint.api import linter_for
 from gradlint.diagnostics import Finding, LineIndex, Safety, Severity
 from gradlint.discovery import DiscoveryError, discover
 from gradlint.engine import Linter
-from gradlint.frontend import Language, language_for
+from gradlint.frontend import language_for
+from gradlint.language import Language
 
 SOURCE = "gradlint"
 CHANGE_DEBOUNCE_SECONDS = 0.2  # typing pauses shorter than this are not checked
@@ -131,16 +132,26 @@ def initialize(ls: LanguageServer, params: types.InitializeParams) -> None:
             _client_selection[name] = tuple(value)
 
 
+def _command_line():
+    """The client's selection as the command line would give it."""
+    from gradlint.nearest_config import CommandLine, split_codes
+
+    select, extend_select, ignore = (tuple(split_codes(_client_selection[name]))
+                                     for name in ("select", "extend_select", "ignore"))
+    return CommandLine(select=select or None, extend_select=extend_select, ignore=ignore)
+
+
 def _settings_for(ls: LanguageServer, path: str):
     """The [tool.gradlint] settings that `gradlint check PATH` would use; a broken
     configuration is shown once per message and the defaults are used meanwhile."""
-    from gradlint.cli import GradlintError, build_settings
+    from gradlint.config import ConfigError
+    from gradlint.nearest_config import settings_of
+    from gradlint.settings import SelectionError
 
-    options = {"config_path": None, "unsafe_fixes": None, **_client_selection}
     try:
-        return build_settings([path], options)
-    except GradlintError as error:
-        message = f"gradlint: configuration error: {error.format_message()}"
+        return settings_of(path, _command_line())
+    except (ConfigError, SelectionError) as error:
+        message = f"gradlint: configuration error: {error}"
         if message not in _shown_errors:
             _shown_errors.add(message)
             ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
@@ -148,12 +159,11 @@ def _settings_for(ls: LanguageServer, path: str):
 
 
 def _default_settings():
-    from gradlint.cli import _split_codes
     from gradlint.settings import SelectionError, Settings, resolve_selection
 
-    selection = {name: _split_codes(value) for name, value in _client_selection.items()}
+    command_line = _command_line()
     try:
-        enabled = resolve_selection(selection["select"] or None, selection["extend_select"], selection["ignore"])
+        enabled = resolve_selection(command_line.select, command_line.extend_select, command_line.ignore)
     except SelectionError:  # shown by `_settings_for` when a saved file is checked
         enabled = resolve_selection(None, [], [])
     return Settings(enabled=enabled)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from gradlint.diagnostics import LineIndex
-from gradlint.frontend import Language
+from gradlint.language import Language
 from gradlint.source import DecodedSource, decode_cpp
 from gradlint.suppression import LineSuppressions, cpp_suppressions
 

@@ -5,7 +5,7 @@ from functools import cached_property
 from typing import Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from gradlint.diagnostics import Diagnostic, LineIndex
-from gradlint.frontend import FrontEndSyntaxError, Language
+from gradlint.language import FrontEndSyntaxError, Language
 from gradlint.source import MAX_PYTHON_BYTES, DecodedSource, decode_python, python_gate
 from gradlint.suppression import LineSuppressions, python_suppressions
 
@@ -136,7 +136,7 @@ class PythonFile:
     def place_of(self, node) -> str:
         """Where `node` starts, for a message that points elsewhere: `line 12`, or in a
         notebook the line a user sees, `cell 3, line 2`."""
-        from gradlint.notebook.frontend import place  # the notebook front end builds on this one
+        from gradlint.notebook.program import place
 
         return place(self.text, self._lines, self.span(node)[0])
 

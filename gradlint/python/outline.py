@@ -126,7 +126,7 @@ class Outline:
 
     def place_of(self, node: ast.AST) -> str:
         """`line 12`, or in a notebook `cell 3, line 2` (see `PythonFile.place_of`)."""
-        from gradlint.notebook.frontend import place
+        from gradlint.notebook.program import place
 
         return place(self.text, self._lines, self.span(node)[0])
 

@@ -1,0 +1,83 @@
+"""What a language front end offers the engine: how to decode a file, how to parse
+it once into the model its rules read, how suppression comments are written, and
+whether fixed source still parses. (Which front end reads a file: `gradlint.frontend`.)"""
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence, Tuple
+
+from gradlint.source import DecodedSource
+
+
+class FrontEndSyntaxError(Exception):
+    """The file cannot be parsed; `offset` is where (character offset), if known."""
+
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+class Language:
+    name: str
+    extensions: Tuple[str, ...]
+    # The code of the finding a parse failure becomes.
+    syntax_error_code: str
+    def decode(self, raw: bytes) -> DecodedSource:
+        raise NotImplementedError
+
+    def decode_text(self, text: str) -> DecodedSource:
+        """A file's contents already held as a string (the Python API, editors)."""
+        return DecodedSource(text, "utf-8", False, text.encode("utf-8", "surrogatepass"))
+
+    # Files larger than this many bytes are skipped with a note (None: no limit).
+    max_bytes: Optional[int] = None
+
+    def parse(self, path: str, text: str, focus: Optional[Sequence] = None, outline=None):
+        """The model the rules read; raises FrontEndSyntaxError. `focus`: the prefilter
+        patterns of the rules to run, when none needs the whole file; a language may
+        then parse only the parts they match. `outline`: the language's outline of `text`
+        when the screens made one (the model keeps it rather than make it again)."""
+        raise NotImplementedError
+
+    def compiles(self, text: str) -> bool:
+        """Whether `text` has no syntax error the parse would report, as far as a cheap check
+        tells (the engine asks it of files no selected rule parses). True when unknown."""
+        return True
+
+    def outline(self, text: str):
+        """A cheap structural view of `text` that rules' screens read before anything is
+        parsed (`Rule.screen`); None when the language has none or `text` does not allow
+        one: then the rules run on the full parse."""
+        return None
+
+    def outline_model(self, path: str, text: str, outline):
+        """The model for rules that read only the outline (`Rule.reads_outline_only`): what
+        `parse` would give when every rule to run is such a rule; None to parse anyway."""
+        return None
+
+    def expected_errors(self, parsed) -> Sequence:
+        """The regions of the parsed file that expect an exception (objects with `start`,
+        `end` offsets and the `exceptions` they catch, by name): where a rule's claimed
+        exception (`Rule.claims`) is what the code is tested to raise. None by default (C++:
+        gtest's `EXPECT_THROW` is not read)."""
+        return ()
+
+    def suppressions(self, text: str, line_index) -> "Suppressions":
+        raise NotImplementedError
+
+    def cell_positions(self, text: str, line_index) -> Optional[Callable]:
+        """For languages made of cells (notebooks): a function from an offset in `text`
+        to (0-based cell index, Position within the cell); None for plain files."""
+        return None
+
+    def validate(self, text: str, original: Optional[str] = None) -> Optional[str]:
+        """None when `text` may be written as the fixed form of `original`, else why
+        not. Here: when it parses (an original with a finding to fix always did)."""
+        try:
+            self.parse("<fixed>", text)
+        except FrontEndSyntaxError as error:
+            return error.message
+        return None
+
+
+Suppressions = Callable[[int, str], bool]  # (line, code) -> suppressed?
