@@ -6,15 +6,13 @@ import re
 from typing import Collection, Iterable, Optional, Sequence, Tuple
 
 from gradlint.diagnostics import Edit
+from gradlint.knowledge import rows
 
-# Headers that bring in every guard type.
-UMBRELLA_HEADERS = frozenset({"torch/torch.h", "torch/extension.h", "torch/script.h", "ATen/ATen.h",
-                              "torch/all.h", "LibTorch/LibTorch.h", "LibTorch-Lite/LibTorch-Lite.h"})
+# Headers that bring in every guard type; the headers that declare each guard a fix writes
+# (gradlint/knowledge/guards.toml).
+UMBRELLA_HEADERS = frozenset(row["name"] for row in rows("guards", "cpp_umbrella_header"))
 _TORCH_HEADER = re.compile(r"(?:torch|ATen|c10|caffe2|LibTorch[\w-]*)/")
-GUARD_HEADERS = {
-    "at::AutoDispatchBelowADInplaceOrView": ("ATen/core/LegacyTypeDispatch.h",),
-    "c10::InferenceMode": ("c10/core/InferenceMode.h", "torch/csrc/autograd/InferenceMode.h"),
-}
+GUARD_HEADERS = {row["qualified"]: tuple(row["headers"]) for row in rows("guards", "cpp_guard") if row["headers"]}
 _LINE_REST = re.compile(r"[ \t]*(?://[^\r\n]*)?(?:\r\n|\r|\n|$)")
 
 

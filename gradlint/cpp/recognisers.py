@@ -9,17 +9,11 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set
 
 from gradlint.cpp.scopes import Scope, ScopeTree
+from gradlint.knowledge import cpp_guard_alternatives
 
-GUARD_TYPES = (
-    "InferenceMode", "NoGradGuard", "AutoGradMode", "AutoDispatchBelowADInplaceOrView",
-    "AutoDispatchBelowAutograd", "AutoNonVariableTypeMode", "AutoFwGradMode",
-)
 _TORCH_NAMESPACES = frozenset({"c10", "at", "torch", "autograd", "jit"})
-# Literal alternatives with no leading `\b`: `re` then scans fast; boundaries are checked after.
-_GUARD = re.compile(
-    r"InferenceMode|NoGradGuard|AutoGradMode|AutoDispatchBelowADInplaceOrView|AutoDispatchBelowAutograd|"
-    r"AutoNonVariableTypeMode|AutoFwGradMode"
-)
+# The class names of gradlint/knowledge/guards.toml; boundaries are checked after a match.
+_GUARD = re.compile(cpp_guard_alternatives())
 GUARD_PATTERN = _GUARD
 _WORD = re.compile(r"\w")
 _SPACE = re.compile(r"\s*")
@@ -112,8 +106,10 @@ class GuardDecl:
     braces: bool = False
 
     @property
-    def enabled(self) -> bool:
-        """Does the guard switch its mode on (`InferenceMode(false)` does not)?"""
+    def turns_autograd_off(self) -> bool:
+        """Whether the guard turns (some of) autograd off while it lives, as its kind is
+        for: `InferenceMode()`, `NoGradGuard`, `AutoGradMode(false)`, `AutoNonVariableTypeMode(true)`;
+        not `InferenceMode(false)` nor `AutoGradMode(true)`, which turn it on."""
         args = (self.args or "").strip()
         if self.guard == "AutoGradMode" or self.guard == "AutoFwGradMode":
             return args == "false" or args == "0"
@@ -125,8 +121,8 @@ class GuardDecl:
         if self.form not in ("named", "auto"):
             return False
         if self.guard in ("InferenceMode", "NoGradGuard"):
-            return self.enabled
-        return self.guard == "AutoGradMode" and self.enabled
+            return self.turns_autograd_off
+        return self.guard == "AutoGradMode" and self.turns_autograd_off
 
 
 def _qualifier_ok(qualifier: str, aliases: Dict[str, str]) -> bool:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Dict, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from gradlint.diagnostics import Diagnostic, LineIndex
 from gradlint.language import FrontEndSyntaxError, Language
@@ -56,6 +56,23 @@ class PythonFile:
         from gradlint.python.training import training_scopes
 
         return training_scopes(self)
+
+    @cached_property
+    def autograd_function_methods(self) -> FrozenSet:
+        """The `forward`/`backward`/... methods (`cst.FunctionDef`) of every
+        `torch.autograd.Function` subclass: torch calls them with grad already off."""
+        import libcst as cst
+
+        from gradlint.knowledge import names
+
+        bases, method_names = names("autograd_function", "python_base"), names("autograd_function", "python_method")
+        methods = set()
+        for klass in self.nodes(cst.ClassDef):
+            if any(self.qualified_name(base.value) in bases for base in klass.bases):
+                for statement in klass.body.body:
+                    if isinstance(statement, cst.FunctionDef) and statement.name.value in method_names:
+                        methods.add(statement)
+        return frozenset(methods)
 
     def parent(self, node):
         """The node's parent, None for the module."""

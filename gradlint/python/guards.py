@@ -7,24 +7,15 @@ from typing import Dict, List, Optional, Sequence, Union
 
 import libcst as cst
 
-# Canonical guard -> every qualified name torch exposes it under (torch-semantics §2:
-# `torch.autograd.grad_mode.inference_mode is torch.inference_mode`).
-GUARD_SPELLINGS = {
-    guard: (f"torch.{guard}", f"torch.autograd.{guard}", f"torch.autograd.grad_mode.{guard}")
-    for guard in ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled")
-}
-# What `from <module> import *` binds, of the guards: torch's `__all__` (torch 2.13.0)
-# holds `no_grad`, `enable_grad` and `inference_mode`, not `set_grad_enabled`.
-STAR_EXPORTS = {"torch": ("no_grad", "enable_grad", "inference_mode")}
-_CANONICAL = {name: guard for guard, names in GUARD_SPELLINGS.items() for name in names}
-# What `inference_mode.__enter__` uses (§5): `torch._C._InferenceMode(True)`.
-_CANONICAL["torch._C._InferenceMode"] = "inference_mode"
-# Low-level guards whose in-place updates skip the version bump (§5).
-LOW_LEVEL_GUARDS = {
-    "torch._C._AutoDispatchBelowADInplaceOrView": "_AutoDispatchBelowADInplaceOrView",
-    "torch.autograd.grad_mode._unsafe_preserve_version_counter": "_unsafe_preserve_version_counter",
-    "torch.autograd._unsafe_preserve_version_counter": "_unsafe_preserve_version_counter",
-}
+from gradlint.knowledge import rows
+
+# Every qualified name of a guard -> the canonical guard it acts as (the rows of
+# gradlint/knowledge/guards.toml).
+_CANONICAL = {name: row["kind"] for row in rows("guards", "python_guard") for name in row["names"]}
+# What `from <module> import *` binds, of the guards: those in torch's `__all__`.
+STAR_EXPORTS = {"torch": tuple(row["kind"] for row in rows("guards", "python_guard") if row["star_exported"])}
+# Low-level guards whose in-place updates skip the version bump: qualified name -> short name.
+LOW_LEVEL_GUARDS = {row["name"]: row["short"] for row in rows("guards", "python_low_level_guard")}
 
 FunctionNode = Union["cst.FunctionDef", "cst.Lambda"]  # strings: libcst loads only when a file is parsed
 

@@ -1,31 +1,16 @@
 """GL301 in Python: `inference_mode` inside `forward`/`backward`/`setup_context` of a
 `torch.autograd.Function` subclass (torch-semantics §4)."""
-import libcst as cst
-
 from gradlint.diagnostics import Diagnostic, Fix, Safety, quoted
+from gradlint.knowledge import names
 from gradlint.python.edits import remove_line, unwrap_with
-
-FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
-FUNCTION_METHODS = frozenset({"forward", "backward", "setup_context", "jvp", "vjp"})
-
-
-def autograd_function_methods(file):
-    """The `forward`/`backward`/... methods of every `torch.autograd.Function` subclass."""
-    methods = set()
-    for klass in file.nodes(cst.ClassDef):
-        if any(file.qualified_name(base.value) in FUNCTION_BASES for base in klass.bases):
-            for statement in klass.body.body:
-                if isinstance(statement, cst.FunctionDef) and statement.name.value in FUNCTION_METHODS:
-                    methods.add(statement)
-    return methods
 
 
 def screen(outline) -> bool:
-    return outline.enters_inference_mode and any(outline.subclasses_of(FUNCTION_BASES))
+    return outline.enters_inference_mode and any(outline.subclasses_of(names("autograd_function", "python_base")))
 
 
 def check(file):
-    methods = autograd_function_methods(file)
+    methods = file.autograd_function_methods
     if not methods:
         return
     for region in file.guards.regions:

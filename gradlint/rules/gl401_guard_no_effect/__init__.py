@@ -1,4 +1,5 @@
 from gradlint.diagnostics import Safety, Severity
+from gradlint.knowledge import cpp_guard_alternatives
 from gradlint.rule import Rule
 
 
@@ -84,4 +85,4 @@ class GuardNoEffect(Rule):
     # Python: a guard call that starts a statement or is assigned, or an alias import.
     prefilter = {"python": r"(?m)(?:^[ \t]*|[;=][ \t]*)[\w.]*\b(?:inference_mode|no_grad|enable_grad)[ \t]*\("
                            r"|\b(?:inference_mode|no_grad|enable_grad)[ \t]+as\b",
-                 "cpp": r"InferenceMode|NoGradGuard|AutoGradMode|AutoDispatchBelow|AutoNonVariableTypeMode|AutoFwGradMode"}
+                 "cpp": cpp_guard_alternatives()}

@@ -5,7 +5,6 @@ import libcst as cst
 from gradlint.diagnostics import Edit, Fix, Safety, quoted
 from gradlint.python.flow.knowledge import is_in_place_method
 from gradlint.python.training import trains
-from gradlint.rules.gl301_inference_mode_in_autograd_function.python import autograd_function_methods
 
 # What may be done with a tensor made in the block after it ends: read a number out of it.
 READ_OUT_ATTRIBUTES = frozenset({"item", "tolist", "numpy", "shape", "size", "dim", "numel", "dtype"})
@@ -19,7 +18,7 @@ def screen(outline) -> bool:
 
 
 def check(file):
-    excluded = autograd_function_methods(file)
+    excluded = file.autograd_function_methods
     for region in file.guards.regions:
         guard = region.guard
         if guard.kind != "no_grad" or not guard.called or region.is_decorator:
