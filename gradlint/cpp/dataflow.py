@@ -106,7 +106,7 @@ def inference_regions(file) -> List[Region]:
 def _inference_regions(file) -> List[Region]:
     regions = []
     for guard in file.guards:
-        if guard.guard != "InferenceMode" or guard.form not in ("named", "auto") or not guard.enabled:
+        if guard.guard != "InferenceMode" or guard.form not in ("named", "auto") or not guard.turns_autograd_off:
             continue
         function = file.function_at(guard.type_start)
         if function is None or guard.scope is function:

@@ -143,7 +143,7 @@ def _diagnose(file, decl) -> Diagnostic:
     where = (decl.type_start, decl.type_end)
     if decl.form == "using":
         return Diagnostic(*where, "a `using` of the deprecated guard: replace the uses it names (see `gradlint rule GL101`)")
-    if decl.form in ("named", "auto", "temporary", "vexing") and not decl.enabled:
+    if decl.form in ("named", "auto", "temporary", "vexing") and not decl.turns_autograd_off:
         removal = delete_statement(file.text, decl.statement_start, decl.statement_end)
         return Diagnostic(
             *where,

@@ -40,7 +40,7 @@ def test_namespace_alias_qualifies_guards():
 def test_enabled_and_disables_grad():
     file = CppFile("x.cpp", "void f() { c10::InferenceMode a(false); torch::AutoGradMode b(false); "
                             "torch::AutoGradMode c(true); torch::NoGradGuard d; }")
-    assert [(g.name, g.enabled, g.disables_grad) for g in file.guards] == [
+    assert [(g.name, g.turns_autograd_off, g.disables_grad) for g in file.guards] == [
         ("a", False, False), ("b", True, True), ("c", False, False), ("d", True, True)]
 
 

@@ -13,7 +13,7 @@ _KERNEL_GUARD = "at::AutoDispatchBelowADInplaceOrView"
 
 def check(file) -> Iterator[Diagnostic]:
     for decl in file.guards:
-        if decl.guard != "InferenceMode" or decl.form not in ("named", "auto") or not decl.enabled:
+        if decl.guard != "InferenceMode" or decl.form not in ("named", "auto") or not decl.turns_autograd_off:
             continue
         function = file.function_at(decl.type_start)
         method = file.autograd_method(function) if function is not None else None

@@ -135,7 +135,7 @@ def _inference_mode_already_on(file, guard, function: Scope) -> bool:
     """The function also turns InferenceMode on around the guard (the iOS demos pair
     `AutoGradMode(false)` with `c10::InferenceMode`): replacing it would add nothing."""
     for other in file.guards:
-        if (other.guard == "InferenceMode" and other.form in ("named", "auto") and other.enabled
+        if (other.guard == "InferenceMode" and other.form in ("named", "auto") and other.turns_autograd_off
                 and function.open < other.type_start < function.close
                 and other.scope.open < guard.type_start < other.scope.close):
             return True
