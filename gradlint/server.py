@@ -1,19 +1,23 @@
 """`gradlint server`: a Language Server over stdio (install `gradlint[lsp]` for pygls).
 
-Diagnostics are published on open, change (after a short pause in typing) and save,
-checked in a worker thread so a large file does not stall the server; each applicable fix is a quick fix,
+Diagnostics are published on open, change (after a short pause in typing) and save. Every
+check runs in a forked child process (`gradlint.forked`), so a large file does not stall the
+server, and a check whose answer is of no use any more (a newer edit, `$/cancelRequest`,
+`shutdown`, `exit`) is killed, not waited for. Each applicable fix is a quick fix,
 so is "suppress GLnnn on this line", and "fix all safe" rewrites the document with `gradlint fix`'s
 result. Hovering a finding shows its rule's documentation. Notebooks come through LSP notebook
 document sync: their code cells are checked as one program, as `gradlint check` reads an `.ipynb`,
 and each cell gets its own diagnostics and quick fixes. `initializationOptions` may carry
 `select`, `extend-select` and `ignore`, applied over each file's configuration. Findings carry
 1-based code-point columns; LSP wants 0-based columns in the negotiated encoding
-(UTF-16 unless the client offers another), so every position is converted here.
+(UTF-16 unless the client offers another), so every position is converted here. With the
+client's trace on (`initialize`'s `trace`, or `$/setTrace`), `$/logTrace` says when each
+check starts (in which process), is stopped, or ends.
 """
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import functools
 import os
 import sys
 from typing import Dict, List, Optional, Tuple
@@ -24,7 +28,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 
-from gradlint import __version__
+from gradlint import __version__, forked
 from gradlint.api import linter_for
 from gradlint.diagnostics import Finding, LineIndex, Safety, Severity
 from gradlint.discovery import DiscoveryError, discover
@@ -120,6 +124,8 @@ _client_selection = {"select": (), "extend_select": (), "ignore": ()}
 @server.feature(types.INITIALIZE)
 def initialize(ls: LanguageServer, params: types.InitializeParams) -> None:
     ls.workspace.__class__ = _Workspace  # made by pygls just before this handler
+    if params.trace is not None:
+        ls.protocol.trace = params.trace
     options = params.initialization_options
     if not isinstance(options, dict):
         return
@@ -231,12 +237,24 @@ def _check(prepared) -> List[Finding]:
     return linter.check_text(text, name, language)
 
 
-# One worker: checks run one at a time, off the event loop, which stays free to read messages.
-_checker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradlint-check")
+async def _off_loop(ls: LanguageServer, label: str, function, *args):
+    """`function(*args)` in a child process (see `gradlint.forked`); the awaiting task's
+    cancellation kills it. `label` names the check in the client's trace."""
+    def started(pid: int) -> None:
+        _trace(ls, f"check {label}: started in process {pid}")
+
+    try:
+        result = await forked.run_forked(function, *args, started=started)
+    except asyncio.CancelledError:
+        _trace(ls, f"check {label}: stopped")
+        raise
+    _trace(ls, f"check {label}: done")
+    return result
 
 
-async def _in_thread(function, *args):
-    return await asyncio.get_running_loop().run_in_executor(_checker, function, *args)
+def _trace(ls: LanguageServer, message: str) -> None:
+    if ls.protocol.trace not in (None, types.TraceValue.Off):
+        ls.log_trace(types.LogTraceParams(message=message))
 
 
 async def _publish_after(ls: LanguageServer, uri: str, delay: float) -> None:
@@ -249,17 +267,22 @@ async def _publish_after(ls: LanguageServer, uri: str, delay: float) -> None:
         return  # closed meanwhile
     version, text = document.version, document.source
     prepared = _prepare(ls, document)
-    # A check whose document changed while it waited for its turn is dropped unrun.
-    findings = await _in_thread(_check_if_current, ls, uri, version, prepared) if prepared is not None else []
-    if findings is None or _open_version(ls, uri) != version:
+    # A newer edit cancels this task (`schedule_publish`), which kills the check.
+    try:
+        findings = await _off_loop(ls, f"{_label(uri)} v{version}", _check, prepared) if prepared is not None else []
+    except forked.ChildFailed as failure:
+        ls.window_log_message(types.LogMessageParams(
+            type=types.MessageType.Error, message=f"gradlint: internal error checking {uri}:\n{failure}"))
+        return
+    if _open_version(ls, uri) != version:
         return  # changed or closed meanwhile: the newer state publishes for itself
     positions = _Positions(ls, text)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
         uri=uri, diagnostics=[_diagnostic(finding, positions) for finding in findings], version=version))
 
 
-def _check_if_current(ls: LanguageServer, uri: str, version: int, prepared) -> Optional[List[Finding]]:
-    return _check(prepared) if _open_version(ls, uri) == version else None
+def _label(uri: str) -> str:
+    return uri.rsplit("/", 1)[-1]
 
 
 def _open_version(ls: LanguageServer, uri: str) -> Optional[int]:
@@ -329,14 +352,15 @@ async def code_action(ls: LanguageServer, params: types.CodeActionParams) -> Lis
     uri = params.text_document.uri
     notebook = ls.workspace.get_notebook_document(cell_uri=uri)
     if notebook is not None:
-        return await _in_thread(_cell_code_actions, ls, params, notebook)
+        return await _off_loop(ls, f"code actions {_label(uri)}", _cell_code_actions, ls, params,
+                               _notebook_job(ls, notebook))
     document = _open_document(ls, uri)
     if document is None:
         return []  # not open: nothing of ours to act on
     prepared = _prepare(ls, document)
     if prepared is None:
         return []
-    return await _in_thread(_code_actions, ls, params, prepared)
+    return await _off_loop(ls, f"code actions {_label(uri)} v{document.version}", _code_actions, ls, params, prepared)
 
 
 def _code_actions(ls: LanguageServer, params: types.CodeActionParams, prepared) -> List[types.CodeAction]:
@@ -435,7 +459,7 @@ async def hover(ls: LanguageServer, params: types.HoverParams) -> Optional[types
     uri = params.text_document.uri
     notebook = ls.workspace.get_notebook_document(cell_uri=uri)
     if notebook is not None:
-        checked = await _in_thread(_check_notebook, ls, notebook)
+        checked = await _off_loop(ls, f"hover {_label(uri)}", _check_notebook, _notebook_job(ls, notebook))
         cell = checked.cell_of(uri) if checked else None
         if cell is None:
             return None
@@ -446,7 +470,7 @@ async def hover(ls: LanguageServer, params: types.HoverParams) -> Optional[types
     prepared = _prepare(ls, document) if document is not None else None
     if prepared is None:
         return None
-    findings = await _in_thread(_check, prepared)
+    findings = await _off_loop(ls, f"hover {_label(uri)} v{document.version}", _check, prepared)
     positions = _Positions(ls, prepared[3])
     return _hover_text([finding for finding in findings if _contains(positions.range(finding), params.position)])
 
@@ -457,12 +481,18 @@ class _NotebookCheck:
     """A notebook's code cells checked as one program, as `gradlint check` reads an `.ipynb`."""
 
     def __init__(self, findings: List[Finding], program: str, cell_uris: List[Optional[str]]) -> None:
-        from gradlint.notebook.frontend import NOTEBOOK
-
         self.findings = findings
         self.program = program
         self.cell_uris = cell_uris  # by cell index; None for markup cells
-        self.locate = NOTEBOOK.cell_positions(program, LineIndex(program))
+
+    @functools.cached_property
+    def locate(self):
+        from gradlint.notebook.frontend import NOTEBOOK
+
+        return NOTEBOOK.cell_positions(self.program, LineIndex(self.program))
+
+    def __getstate__(self):  # sent back from the check's process without `locate`, a closure
+        return {"findings": self.findings, "program": self.program, "cell_uris": self.cell_uris}
 
     def cell_of(self, uri: str) -> Optional[int]:
         return self.cell_uris.index(uri) if uri in self.cell_uris else None
@@ -485,21 +515,29 @@ def _notebook_json(ls: LanguageServer, notebook: types.NotebookDocument) -> Tupl
     return json.dumps({"cells": cells, "metadata": kernel, "nbformat": 4, "nbformat_minor": 5}), uris
 
 
-def _check_notebook(ls: LanguageServer, notebook: types.NotebookDocument) -> Optional[_NotebookCheck]:
-    from gradlint.notebook.frontend import NOTEBOOK
-    from gradlint.source import SourceError
-
+def _notebook_job(ls: LanguageServer, notebook: types.NotebookDocument):
+    """What `_check_notebook` needs, read here (configuration errors are shown from here)."""
     text, uris = _notebook_json(ls, notebook)
     path = _fs_path(notebook.uri)
     settings = _settings_for(ls, path) if path else _default_settings()
     if path and _excluded(path, settings):
         return None
+    name = path if path and path.lower().endswith(".ipynb") else "untitled.ipynb"
+    return text, uris, name, linter_for(settings)
+
+
+def _check_notebook(job) -> Optional[_NotebookCheck]:
+    from gradlint.notebook.frontend import NOTEBOOK
+    from gradlint.source import SourceError
+
+    if job is None:
+        return None
+    text, uris, name, linter = job
     try:
         program = NOTEBOOK.decode_text(text).text
     except (SourceError, ValueError):
         return None
-    name = path if path and path.lower().endswith(".ipynb") else "untitled.ipynb"
-    return _NotebookCheck(linter_for(settings).check_text(program, name, NOTEBOOK), program, uris)
+    return _NotebookCheck(linter.check_text(program, name, NOTEBOOK), program, uris)
 
 
 def _fs_path(uri: str) -> Optional[str]:
@@ -513,7 +551,12 @@ def _fs_path(uri: str) -> Optional[str]:
 async def _publish_notebook(ls: LanguageServer, uri: str) -> None:
     notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
     version = notebook.version
-    checked = await _in_thread(_check_notebook, ls, notebook)
+    try:
+        checked = await _off_loop(ls, f"{_label(uri)} v{version}", _check_notebook, _notebook_job(ls, notebook))
+    except forked.ChildFailed as failure:
+        ls.window_log_message(types.LogMessageParams(
+            type=types.MessageType.Error, message=f"gradlint: internal error checking {uri}:\n{failure}"))
+        return
     current = ls.workspace.get_notebook_document(notebook_uri=uri)
     if current is None or current.version != version:
         return  # changed or closed meanwhile
@@ -526,11 +569,10 @@ async def _publish_notebook(ls: LanguageServer, uri: str) -> None:
             uri=cell_uri, diagnostics=[_diagnostic(finding, positions) for finding in findings]))
 
 
-def _cell_code_actions(ls: LanguageServer, params: types.CodeActionParams,
-                       notebook: types.NotebookDocument) -> List[types.CodeAction]:
+def _cell_code_actions(ls: LanguageServer, params: types.CodeActionParams, job) -> List[types.CodeAction]:
     """Quick fixes of one cell: the fixes whose edits stay in the cell, and suppressions."""
     uri = params.text_document.uri
-    checked = _check_notebook(ls, notebook)
+    checked = _check_notebook(job)
     cell = checked.cell_of(uri) if checked else None
     if cell is None or not _wanted(types.CodeActionKind.QuickFix, params.context.only):
         return []
@@ -577,15 +619,44 @@ async def notebook_did_close(ls: LanguageServer, params: types.DidCloseNotebookD
     for cell in params.cell_text_documents:  # each cell's diagnostics go with it
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
+@server.feature(types.INITIALIZED)
+def initialized(ls: LanguageServer, params: types.InitializedParams) -> None:
+    _warm_up()
+
+
+def _warm_up() -> None:
+    """Import here what a check imports on first use (rule modules, parsers), so that every
+    forked check starts with it instead of importing it again."""
+    from gradlint.frontend import language_for as language
+    from gradlint.rule import all_rules
+
+    for rule in all_rules().values():
+        for name in rule.languages():
+            rule().screen(name)  # imports a package rule's `<language>.py`
+    linter = linter_for(_default_settings())
+    for name, text in (("warm.py", "import torch\n\nwith torch.no_grad():\n    y = torch.ones(1).add_(1)\n"),
+                       ("warm.cpp", "#include <torch/torch.h>\nvoid f() { torch::NoGradGuard g; }\n")):
+        linter.check_text(text, name, language(name))
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: LanguageServer, params: None) -> None:
+    """No result is wanted after `shutdown`: the checks still waiting or running end now."""
+    for task in list(_pending.values()):
+        task.cancel()
+    forked.kill_all()
+
+
 def run() -> None:
-    """Serve until the client says `exit`, then end at once: a check still running in the
-    worker thread is of use to nobody, and waiting for it could take minutes."""
+    """Serve until the client says `exit`, then end at once, killing the checks still running:
+    their answers are of use to nobody."""
     code = 0
     try:
         server.start_io()
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 0
     finally:
+        forked.kill_all()
         try:
             sys.stdout.flush()
         except (OSError, ValueError):

@@ -1,6 +1,9 @@
 """The Language Server under requests an editor should not send and documents it cannot
 check: every request is answered; edits to a long document stay cheap."""
+import contextlib
+import json
 import os
+import signal
 import sys
 
 import pytest
@@ -119,3 +122,99 @@ def test_line_documents_apply_incremental_changes_as_pygls_does():
         theirs.apply_change(change)
         assert list(ours.lines) == list(theirs.lines)
     assert ours.source == theirs.source
+
+
+# -- checks that are of no use any more are stopped -----------------------------------------------
+# Each test freezes a check's process (SIGSTOP) as soon as the server's trace names it: a server
+# that waited for that check would never answer, so what is asserted does not depend on speed.
+
+def _long_function(lines):
+    """`lines` lines of one function around a guard: under the size limit, every line parsed."""
+    body = "".join(f"    y={index % 10}\n" for index in range(lines - 7))
+    return "import torch\n\n\ndef evaluate(model, batch):\n    with torch.no_grad:\n        y = model(batch)\n" + body + "    return y\n"
+
+
+@pytest.fixture
+def stdio_server(tmp_path):
+    from lsp_stdio import StdioClient
+
+    frozen = []
+    client = StdioClient(str(tmp_path))
+    client.freeze = lambda pid: (frozen.append(pid), os.kill(pid, signal.SIGSTOP))
+    yield client
+    client.close()
+    for pid in frozen:  # a check the server failed to end
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_shutdown_and_exit_during_the_check_of_a_400000_line_document(stdio_server, tmp_path):
+    from lsp_stdio import code_action_params, is_gone, wait_until_gone
+
+    client = stdio_server
+    client.open(str(tmp_path / "long.py"), _long_function(400_000))
+    check = client.check_started("long.py v1")
+    client.freeze(check)
+    # Answered while the check is under way.
+    assert client.request("textDocument/codeAction", code_action_params((tmp_path / "elsewhere.py").as_uri())) == []
+    assert client.request("shutdown", None) is None
+    assert wait_until_gone(check), "shutdown ends the check"
+    assert client.trace("check long.py v1: stopped")
+    assert client.published("file://" + str(tmp_path / "long.py")) == []
+    client.notify("exit", None)
+    from lsp_stdio import HANG_GUARD_SECONDS
+    assert client.process.wait(timeout=HANG_GUARD_SECONDS) == 0
+    assert is_gone(check)
+
+
+def test_300_rapid_edits_stop_every_superseded_check_and_publish_only_the_last(stdio_server, tmp_path):
+    from lsp_stdio import code_action_params, wait_until_gone
+
+    client = stdio_server
+    uri = client.open(str(tmp_path / "model.py"), _long_function(2_000))
+    frozen = [client.check_started("model.py v1")]
+    client.freeze(frozen[0])
+    version = 1
+    for burst in range(10):  # 30 keystrokes at a time, each burst checked once after it ends
+        for _ in range(30):
+            version += 1
+            client.notify("textDocument/didChange", {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"range": {"start": {"line": 6, "character": 4}, "end": {"line": 6, "character": 4}},
+                                    "text": "z"}]})
+        if burst < 9:
+            frozen.append(client.check_started(f"model.py v{version}"))
+            client.freeze(frozen[-1])
+    assert version == 301
+    # Answered while checks are frozen or running.
+    assert client.request("textDocument/codeAction", code_action_params((tmp_path / "elsewhere.py").as_uri())) == []
+    final = client.wait_for(lambda message: message.get("method") == "textDocument/publishDiagnostics"
+                            and message["params"]["version"] == 301)
+    assert [d["code"] for d in final["params"]["diagnostics"]] == ["GL402"]
+    assert all(wait_until_gone(pid) for pid in frozen), "every superseded check is killed"
+    traces = client.traces()
+    started = [trace for trace in traces if trace.endswith(tuple(f"in process {pid}" for pid in frozen))]
+    assert len(started) == 10
+    assert all(client.trace(trace.replace(trace.split(": ")[1], "stopped")) for trace in started)
+    assert [published["version"] for published in client.published(uri)] == [301], "no stale version published"
+    checks = [trace for trace in traces if trace.startswith("check model.py v") and ": started" in trace]
+    assert len(checks) < 30, f"the debounce checks a burst once, not each keystroke: {len(checks)} checks"
+    assert client.end() == 0
+
+
+def test_a_cancelled_code_action_kills_its_check_and_the_server_goes_on(stdio_server, tmp_path):
+    from lsp_stdio import code_action_params, wait_until_gone
+
+    client = stdio_server
+    uri = client.open(str(tmp_path / "model.py"), BAD_PYTHON)
+    client.wait_for(lambda message: message.get("method") == "textDocument/publishDiagnostics")
+    asked = client.request_id("textDocument/codeAction", code_action_params(uri, 4, 9))
+    check = client.check_started("code actions model.py v1")
+    client.freeze(check)
+    client.notify("$/cancelRequest", {"id": asked})
+    assert client.answer(asked)["error"]["code"] == -32800  # RequestCancelled
+    assert wait_until_gone(check)
+    assert client.trace("check code actions model.py v1: stopped")
+    actions = client.request("textDocument/codeAction", code_action_params(uri, 4, 9))
+    assert any("no_grad()" in json.dumps(action) for action in actions)
+    assert client.end() == 0
