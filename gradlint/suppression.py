@@ -16,6 +16,7 @@ suppressed something, for the unused-suppression rule (GL100).
 """
 from __future__ import annotations
 
+import bisect
 import io
 import re
 import tokenize
@@ -144,12 +145,10 @@ def cpp_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
     by_line: Dict[int, List[Comment]] = {}
     if "NOLINT" not in text:
         return LineSuppressions(comments, by_line)
-    from gradlint.cpp.lexer import lex
-
-    code = lex(text).code
+    in_comment = _comment_test(text)
     open_blocks: List[Comment] = []
     for match in _NOLINT.finditer(text):
-        if not _in_comment(text, code, match.start()):
+        if not in_comment(match.start()):
             continue
         line = lines.position(match.start()).line
         kind = match.group("kind")
@@ -181,30 +180,19 @@ def cpp_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
     return LineSuppressions(comments, by_line)
 
 
-def _in_comment(text: str, code: str, opener: int) -> bool:
-    """Whether the `//` or `/*` at `opener` is in a comment (its own or one around it)
-    rather than in a string or character literal. The lexer blanks both alike in `code`;
-    which one it is shows when the text since the last character of code is lexed again."""
-    from gradlint.cpp.lexer import lex
+def _comment_test(text: str):
+    """Whether an offset lies in a comment (its own or one around it), by the lexer's
+    comment spans: a `//` or `/*` in a string or character literal is in none."""
+    from gradlint.cpp import lexer
 
-    if code[opener] != " ":
-        return False  # code, not blanked: no comment at all
-    last_code = opener - 1
-    while last_code >= 0 and (code[last_code] != text[last_code] or text[last_code].isspace()):
-        last_code -= 1
-    # `;` stands for the code before, so that a `#` after it is no directive and no
-    # prefix such as `u8` runs into what follows.
-    before = ";" + text[last_code + 1:opener]
-    problems = lex(before).problems
-    if not problems:
-        return True
-    start, message = problems[-1]
-    if "comment" in message:
-        return True
-    if "raw" in message:
-        return False  # a raw string runs on to the end
-    # An unterminated ordinary literal ends with its line: it holds the opener only on that line.
-    return "\n" in before[start:] or "\r" in before[start:]
+    spans = lexer.lex(text).comments
+    starts = [start for start, _ in spans]
+
+    def in_comment(offset: int) -> bool:
+        index = bisect.bisect_right(starts, offset) - 1
+        return index >= 0 and offset < spans[index][1]
+
+    return in_comment
 
 
 def _same_codes(first: Comment, second: Comment) -> bool:

@@ -3,8 +3,8 @@
 `lex(text)` returns a `Lexed` whose `code` has the same length as `text`, with
 comments, string and character literals and preprocessor lines turned into spaces
 (line breaks kept), so a regex over it finds only code and its offsets are offsets in
-the real source. It also lists the preprocessor directives and the problems found
-(an unterminated comment or literal). The scanner jumps from one interesting
+the real source. It also lists the preprocessor directives, the comments' spans and the
+problems found (an unterminated comment or literal). The scanner jumps from one interesting
 character to the next with compiled regexes, so it runs in linear time on any input.
 """
 from __future__ import annotations
@@ -52,6 +52,8 @@ class Lexed:
     directives: List[Directive] = field(default_factory=list)
     # (offset, message) for each unterminated comment or literal.
     problems: List[Tuple[int, str]] = field(default_factory=list)
+    # (start, end) of each comment, in order, those inside directives included.
+    comments: List[Tuple[int, int]] = field(default_factory=list)
 
 
 def _spaces(match: "re.Match[str]") -> str:
@@ -110,6 +112,7 @@ def lex(text: str) -> Lexed:
             opener = '@"'  # an Objective-C string literal
         if opener == "//":
             end = _logical_line_end(text, start)
+            lexed.comments.append((start, end))
             blank_span(start, end)
             position = end
         elif opener == "/*":
@@ -119,6 +122,7 @@ def lex(text: str) -> Lexed:
                 end = length
             else:
                 end = close + 2
+            lexed.comments.append((start, end))
             blank_span(start, end)
             position = end
         elif opener == "#":
@@ -191,12 +195,17 @@ def _directive_end(text: str, start: int, lexed: Lexed) -> int:
     end = _logical_line_end(text, start)
     while True:
         opener = _COMMENT_OPENER.search(text, position, end)
-        if opener is None or opener.group(0) == "//":
+        if opener is None:
+            return end
+        if opener.group(0) == "//":
+            lexed.comments.append((opener.start(), end))
             return end
         close = text.find("*/", opener.end())
         if close < 0:
             lexed.problems.append((opener.start(), "unterminated block comment"))
+            lexed.comments.append((opener.start(), len(text)))
             return len(text)
+        lexed.comments.append((opener.start(), close + 2))
         position = close + 2
         if position > end:
             end = _logical_line_end(text, position)
