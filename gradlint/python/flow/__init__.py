@@ -4,7 +4,8 @@ A value made while inference mode is on is an inference tensor (or a module whos
 parameters are). The flow follows such values, statement by statement in each function,
 through aliases, views, tuple unpacking, containers, `self.` attributes and calls to
 functions of the same module, to the places where torch rejects them once inference
-mode is off: in-place updates, `requires_grad`, saving for backward, training a module.
+mode is off: in-place updates, `requires_grad`, saving for backward (the ops of
+`knowledge.SAVING_TORCH`), training a module.
 It runs once per file, on the outline the screens built; GL201-GL204 read its events.
 
 Where things are:
@@ -14,7 +15,8 @@ Where things are:
 - `statements`: transfer functions (what a statement does to the state), loops, branches;
 - `sinks`: the operations torch rejects, recorded as events;
 - `analysis`: the module's functions and classes, scopes, summaries to a fixpoint;
-- `training`: which scopes run backward.
+- `training`: which scopes run backward;
+- `caches`: modules' lazy caches filled under the mode, and the code autograd records.
 
 Precision first: a value is tracked only when the code shows where it was made; an item
 assignment or augmented assignment counts only when the value is surely a tensor (made

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
+from gradlint.python.flow.caches import LazyCaches
 from gradlint.python.flow.expressions import ValueRules
 from gradlint.python.flow.sinks import Sinks
 from gradlint.python.flow.statements import StatementTransfer
@@ -50,6 +51,7 @@ class InferenceFlow:
             else:
                 self.item_regions.setdefault(id(region.guard.node), region)
         self.summaries: Dict[FunctionNode, Summary] = {}
+        self.has_parameter_stores = False  # some summary stores into a parameter: calls to look at
         self.attribute_taints: Dict[str, State] = {}  # class name -> `self.x` taints
         self.region_exits: Dict[ast.AST, State] = {}  # With -> state when it ends
         self.events: List[FlowEvent] = []
@@ -110,6 +112,10 @@ class InferenceFlow:
         return reached_from_training(self.outline, self._scope_list, self.callee)
 
     @cached_property
+    def caches(self) -> LazyCaches:
+        return LazyCaches(self)
+
+    @cached_property
     def module_types(self) -> ModuleTypes:
         return ModuleTypes(self.outline, self.module_classes, self._scope_list, self.functions)
 
@@ -148,7 +154,7 @@ class InferenceFlow:
         previous = None
         results: Dict[int, _ScopeResult] = {}
         for _ in range(self.MAX_PASSES):
-            events: Dict[Tuple[str, int], FlowEvent] = {}
+            events: Dict[Tuple, FlowEvent] = {}
             summaries: Dict[FunctionNode, Summary] = {}
             attributes: Dict[str, State] = {}
             for function, klass, body in self._scopes():
@@ -165,7 +171,10 @@ class InferenceFlow:
                     summaries[function] = result.summary
                 if klass is not None:
                     attributes.setdefault(klass, {}).update(result.attributes)
+            for klass, stores in self.caches.stores().items():
+                attributes[klass] = {**stores, **attributes.get(klass, {})}  # a lazy cache's first fill
             self.summaries = summaries
+            self.has_parameter_stores = any(summary.stores for summary in summaries.values())
             self.attribute_taints = attributes
             self.events = list(events.values())
             key = ({id(f): s.key() for f, s in summaries.items()},
@@ -192,6 +201,8 @@ class InferenceFlow:
             return None
         if isinstance(func.value, ast.Name) and func.value.id == "self" and klass is not None:
             return self.methods.get((klass, func.attr))
+        if func.attr == "apply" and isinstance(func.value, ast.Name) and func.value.id in self.classes:
+            return self.methods.get((func.value.id, "forward"))  # `Fn.apply(x)`: an autograd Function's forward
         # `predictor.predict(x)`: a method name that only one class of this module defines
         return self.unique_methods.get(func.attr)
 
@@ -199,8 +210,9 @@ class InferenceFlow:
     def call_parameters(call: ast.Call, callee: FunctionNode) -> List[str]:
         """The callee's positional parameters as the call fills them (a method call skips `self`)."""
         params = parameter_names(callee)
-        if isinstance(call.func, ast.Attribute) and params and params[0] in ("self", "cls"):
-            params = params[1:]
+        if isinstance(call.func, ast.Attribute) and params and (
+                params[0] in ("self", "cls") or call.func.attr == "apply"):
+            params = params[1:]  # `Fn.apply(x)` fills `forward(ctx, x)` after `ctx`
         return params
 
 
@@ -208,7 +220,7 @@ class InferenceFlow:
 class _ScopeResult:
     summary: Summary
     attributes: State  # the `self.` attributes it leaves set
-    events: Dict[Tuple[str, int], FlowEvent]
+    events: Dict[Tuple, FlowEvent]
     callees: List[FunctionNode]  # the module functions it called, in order
     inputs: Tuple  # `InferenceFlow._inputs` when it ran
 
@@ -223,7 +235,7 @@ class Scope(StatementTransfer, ValueRules, Sinks):
         self.function = function
         self.klass = klass
         self.body = body
-        self.events: Dict[Tuple[str, int], FlowEvent] = {}
+        self.events: Dict[Tuple, FlowEvent] = {}
         self.callees: List[FunctionNode] = []
         self._callee_seen: set = set()
         self.summary = Summary()
@@ -235,8 +247,10 @@ class Scope(StatementTransfer, ValueRules, Sinks):
 
     @property
     def trains(self) -> bool:
-        """Whether this scope runs backward or an optimizer step."""
-        return self.flow.trains(self.function if self.function is not None else self.outline.module)
+        """Whether this scope runs backward or an optimizer step, or is called by one that does
+        (a module's methods, when a lazy cache may hold an inference tensor: `caches`)."""
+        return (self.flow.trains(self.function if self.function is not None else self.outline.module)
+                or id(self.function) in self.flow.caches.autograd_scopes)
 
     def run(self) -> State:
         state: State = {}
@@ -249,7 +263,18 @@ class Scope(StatementTransfer, ValueRules, Sinks):
             for region in self.flow.decorator_regions.get(id(self.function), ()):
                 self.in_inference = region.guard.inference
                 self.region = region if region.guard.inference else None
-        return self.block(self.body, state)
+        end_state = self.block(self.body, state)
+        if self.function is not None:
+            self._parameter_stores(end_state)
+        return end_state
+
+    def _parameter_stores(self, end_state: State) -> None:
+        """What the function leaves stored in its parameters' attributes (`model.head = h`)."""
+        params = set(all_parameter_names(self.function)) - {"self", "cls"}
+        for key, taint in end_state.items():
+            param, dot, path = key.partition(".")
+            if dot and param in params and taint.param is None and taint.kind is not Kind.UNKNOWN:
+                self.summary.stores.setdefault(param, {})[path] = taint
 
     @cached_property
     def module_typed(self) -> frozenset:

@@ -14,6 +14,8 @@ from gradlint.python.flow.syntax import dotted, positional, qualified_name
 from gradlint.python.flow.values import Kind, Shape, State, Taint, element_of
 
 
+# `t > 0.5` on a tensor is an elementwise comparison: a tensor (`is`, `in` give a bool)
+_TENSOR_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 _NOTHING_MADE = Taint(ast.Constant(None), Kind.UNKNOWN)  # a marker: the call is known to make no value
 
 
@@ -60,7 +62,9 @@ class ValueRules:
             return None if base is None else element_of(base)
         if isinstance(expression, ast.Call):
             return self._call_value(expression, state)
-        if isinstance(expression, (ast.BinOp, ast.UnaryOp)):
+        if isinstance(expression, (ast.BinOp, ast.UnaryOp)) or (
+                isinstance(expression, ast.Compare) and len(expression.ops) == 1
+                and isinstance(expression.ops[0], _TENSOR_COMPARISONS)):
             return self._arithmetic_value(expression, state)
         if isinstance(expression, ast.IfExp):
             return self.value(expression.body, state) or self.value(expression.orelse, state)
@@ -95,8 +99,12 @@ class ValueRules:
         """`a * b` under the mode: a new inference tensor when an operand may be a tensor."""
         if not self.in_inference:
             return None  # §1: out-of-place results made outside are normal tensors
-        operands = ([expression.left, expression.right] if isinstance(expression, ast.BinOp)
-                    else [expression.operand])
+        if isinstance(expression, ast.BinOp):
+            operands = [expression.left, expression.right]
+        elif isinstance(expression, ast.Compare):
+            operands = [expression.left, *expression.comparators]  # `x > 0.5`: a bool mask
+        else:
+            operands = [expression.operand]
         found = None
         for operand in operands:
             taint = self.value(operand, state)

@@ -75,11 +75,48 @@ ALIAS_TORCH = _table({
         "swapaxes", "diagonal", "as_strided", "reshape"),
     "§1: `detach` is a view whose writes skip the check": ("detach",),
 }, prefix="torch.")
-# Ops that save an operand for backward when another operand requires grad.
-SAVING_TORCH = _table({
-    "§1: `w * t`, `t @ w` raise E_SAVE at forward; `w + t` saves nothing": (
-        "mul", "matmul", "mm", "bmm", "einsum"),
-}, prefix="torch.")
+# Ops that save operands for backward when another operand requires grad (torch-semantics
+# §1e, measured with `w` requiring grad and `t` an inference tensor). A row maps the name to
+# the operands that are saved: their positions (a method's receiver is 0, its first argument
+# 1) and keywords; `ALL_OPERANDS` for every tensor operand. An op not listed saves nothing
+# the analysis knows of (`w + t`, `torch.cat([w, t])`, `F.l1_loss(w, t)` run, §1e).
+ALL_OPERANDS = None
+_PRODUCTS = "§1e: `w * t`, `w / t`, `w @ t`, `w ** t` and these functions raise E_SAVE, whichever side `t` is on"
+_TARGETS = "§1e: a loss saves its target (and input): `F.kl_div(w, t)`, `F.mse_loss(w, t)` raise E_SAVE"
+_INDICES = "§1e: an index, mask or condition is saved for the gradient of the source: `w.gather(1, t)` raises E_SAVE"
+_BOUNDS = "§1e: tensor bounds and affine weights are saved: `w.clamp(t, t)`, `F.layer_norm(w, s, t)` raise E_SAVE"
+
+
+def _saved(rows):
+    """{citation: {names: operands}} -> {name: (operands, citation)}."""
+    return {name: (operands, citation) for citation, group in rows.items()
+            for names, operands in group.items() for name in names}
+
+
+_TORCH_PRODUCTS = ("torch.mul", "torch.multiply", "torch.div", "torch.divide", "torch.true_divide", "torch.matmul",
+                   "torch.mm", "torch.bmm", "torch.einsum", "torch.outer", "torch.dot", "torch.atan2", "torch.maximum",
+                   "torch.minimum", "torch.pow", "torch.nn.functional.linear", "torch.nn.functional.conv1d",
+                   "torch.nn.functional.conv2d", "torch.nn.functional.conv3d",
+                   "torch.nn.functional.scaled_dot_product_attention")
+_F = "torch.nn.functional."
+SAVING_TORCH = _saved({
+    _PRODUCTS: {_TORCH_PRODUCTS: ALL_OPERANDS},
+    _TARGETS: {tuple(_F + name for name in (
+        "kl_div", "cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+        "smooth_l1_loss")): ((0, "input"), (1, "target"))},
+    _INDICES: {("torch.gather", "torch.index_select"): ((2, "index"),), ("torch.masked_fill",): ((1, "mask"),),
+               ("torch.where",): ((0, "condition"),), (_F + "embedding",): ((0, "input"),)},
+    _BOUNDS: {("torch.clamp", "torch.clip"): ((1, "min"), (2, "max")), (_F + "layer_norm",): ((2, "weight"),)},
+})
+# The same ops called as tensor methods (`w.matmul(t)`, `w.gather(1, t)`): operand 0 is the receiver.
+SAVING_METHODS = _saved({
+    _PRODUCTS: {("mul", "multiply", "div", "divide", "true_divide", "matmul", "mm", "bmm", "outer", "dot", "atan2",
+                 "maximum", "minimum", "pow", "mul_", "div_"): ALL_OPERANDS},
+    _INDICES: {("gather", "index_select"): ((2, "index"),), ("masked_fill",): ((1, "mask"),)},
+    _BOUNDS: {("clamp", "clip"): ((1, "min"), (2, "max"))},
+})
+
+
 # Methods ending in `_` that are not in-place updates of the tensor's data.
 NOT_IN_PLACE = _table({
     "§1: `t.requires_grad_(False)` is allowed; `requires_grad_()` raises E_RG, not E_INPLACE": (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name
@@ -39,6 +39,9 @@ class Sinks:
         for node in facts.operations:
             if isinstance(node, ast.Call):
                 self._call_operation(node, state)
+            elif isinstance(node.op, ast.Div):
+                # `w / t` saves the divisor; `t / scale` saves `t` only when the divisor needs grad
+                self._saving_operands(node, [node.left, node.right], state, saved=(1,))
             else:
                 self._saving_operands(node, [node.left, node.right], state)
 
@@ -66,12 +69,28 @@ class Sinks:
             receiver = self.value(func.value, state)
             if receiver is not None:
                 self._method_operation(call, func.attr, receiver)
+            if func.attr in torch_api.MODULE_TRAINING_METHODS:
+                for held in self._held_modules(func.value, receiver, state):
+                    self._method_operation(call, func.attr, held)
             self._receiver_free_operation(call, func.attr, state)
+            if qualified is None and func.attr in torch_api.SAVING_METHODS:
+                self._saving_call(call, [func.value, *call.args], torch_api.SAVING_METHODS[func.attr][0], state)
         callee = self.callee(call)
         if callee is not None:
             self._passes_to(call, callee, state)
         elif self.trains and qualified is None:
             self._module_call(call, state)
+
+    @staticmethod
+    def _held_modules(module: ast.AST, receiver: Optional[Taint], state: State):
+        """Inference modules stored in `module`'s attributes (`model.head`), each its own
+        construction: training `module` trains them all."""
+        key = dotted(module)
+        if key is None:
+            return []
+        prefix = key + "."
+        return [taint for name, taint in state.items() if name.startswith(prefix) and taint.kind is Kind.MODULE
+                and (receiver is None or taint.origin is not receiver.origin)]
 
     def _receiver_free_operation(self, call: ast.Call, method: str, state: State) -> None:
         """`ctx.save_for_backward(t)` (§4) and `m.load_state_dict(sd, assign=True)` (§1b)."""
@@ -127,15 +146,35 @@ class Sinks:
                 if taint is not None and taint.mutable_tensor:
                     self.event("requires_grad", call, arguments[0], taint)
         elif qualified in torch_api.SAVING_TORCH:
-            self._saving_operands(call, arguments, state)
+            self._saving_call(call, list(call.args), torch_api.SAVING_TORCH[qualified][0], state)
 
-    def _saving_operands(self, node: ast.AST, operands: Sequence[ast.AST], state: State) -> None:
-        """`a * b`, `a @ b`, `torch.mul(a, b)` with an inference operand in training code (§1)."""
+    def _saving_call(self, call: ast.Call, operands: List[ast.AST], saved, state: State) -> None:
+        """A call of an op that saves the operands `saved` names (`knowledge.SAVING_TORCH`):
+        `operands` are the receiver (for a method) and the positional arguments."""
+        if any(isinstance(operand, ast.Starred) for operand in operands):
+            operands = operands[:next(i for i, o in enumerate(operands) if isinstance(o, ast.Starred))]
+        named = {item.arg: item.value for item in call.keywords if item.arg is not None}
+        every = operands + list(named.values())
+        if saved is torch_api.ALL_OPERANDS:
+            self._saving_operands(call, every, state)
+            return
+        positions = []
+        for index, name in saved:
+            operand = operands[index] if index < len(operands) else named.get(name)
+            if operand is not None:
+                positions.append(every.index(operand))
+        self._saving_operands(call, every, state, saved=tuple(positions))
+
+    def _saving_operands(self, node: ast.AST, operands: Sequence[ast.AST], state: State,
+                         saved: Optional[Tuple[int, ...]] = None) -> None:
+        """`a * b`, `a @ b`, `torch.mul(a, b)` with an inference operand in training code (§1,
+        §1e): one of the `saved` operands (all when None) is a tracked tensor and another
+        operand may require grad."""
         if self.in_inference or not self.trains or len(operands) < 2:
             return
         taints = [self.value(operand, state) for operand in operands]
-        for operand, taint in zip(operands, taints):
-            if taint is None or not taint.kind.may_be_tensor:
+        for index, (operand, taint) in enumerate(zip(operands, taints)):
+            if taint is None or not taint.kind.may_be_tensor or (saved is not None and index not in saved):
                 continue
             # the other operand: an ordinary value (a parameter counts) that may require grad
             others = [other for other, other_taint in zip(operands, taints)
@@ -143,7 +182,8 @@ class Sinks:
                       and not is_literal(other)]
             if others:
                 self.event("save", node, operand, taint)
-                return
+                if taint.param is None:
+                    return  # reported; a parameter's use is recorded for each saved one
 
     def _module_call(self, call: ast.Call, state: State) -> None:
         """`model(x)` in training code with an inference input: the module saves it (§1b)."""
@@ -215,4 +255,6 @@ class Sinks:
             return
         if taint.kind is Kind.UNKNOWN:
             return
-        self.events.setdefault((kind, id(node)), FlowEvent(kind, node, subject, taint, call, inner))
+        # a module is reported at its construction: one event per module trained here
+        key = (kind, id(node), id(taint.origin)) if kind == "train_module" else (kind, id(node))
+        self.events.setdefault(key, FlowEvent(kind, node, subject, taint, call, inner))

@@ -42,6 +42,7 @@ class StatementTransfer:
             return state
         if isinstance(statement, ast.Expr):
             self.scan(statement.value, state)
+            self.stored_by_calls(statement.value, state)
             return state
         if isinstance(statement, ast.Return):
             self._return(statement, state)
@@ -70,6 +71,28 @@ class StatementTransfer:
                 result = join(self.block(case.body, dict(state)), result)
             return result
         return state
+
+    def stored_by_calls(self, expression: ast.AST, state: State) -> None:
+        """`add_tokens(model)` whose function stores a tracked value in `model.head`: the
+        argument now holds it (and a module holding an inference module trains badly, §1b)."""
+        if not self.flow.has_parameter_stores:
+            return
+        for call in self.flow.facts(expression).operations:
+            if not isinstance(call, ast.Call):
+                continue
+            summary = self.callee_summary(call)
+            if summary is None or not summary.stores:
+                continue
+            params = self.flow.call_parameters(call, self.callee(call))
+            passed = list(zip(params, call.args)) + [(item.arg, item.value) for item in call.keywords]
+            for name, argument in passed:
+                key = dotted(argument)
+                if name not in summary.stores or key is None or isinstance(argument, ast.Starred):
+                    continue
+                for path, taint in summary.stores[name].items():
+                    state[f"{key}.{path}"] = taint
+                    if taint.kind is Kind.MODULE and key not in state:
+                        state[key] = taint  # its parameters include the inference module's
 
     def _loop(self, statement: ast.stmt, state: State) -> State:
         """Rounds of the body until no name is added (the next iteration sees what the last left)."""
@@ -122,6 +145,7 @@ class StatementTransfer:
 
     def _assign(self, statement: ast.Assign, state: State) -> State:
         self.scan(statement.value, state)
+        self.stored_by_calls(statement.value, state)
         if is_true(statement.value) and not self.in_inference:
             for target in statement.targets:
                 self.requires_grad_attribute(target, state)

@@ -88,7 +88,7 @@ class ExpressionFacts:
     """An expression's parts that can be sinks, in the order they run (lambdas left out)."""
 
     names: FrozenSet[str]  # every name it reads
-    operations: Tuple[ast.AST, ...]  # calls and `*`/`@` operations, outermost first
+    operations: Tuple[ast.AST, ...]  # calls and `*`/`@`/`/` operations, outermost first
     fills: Tuple[ast.Call, ...]  # `x.append(v)` and the like: a container takes a value
 
 
@@ -108,7 +108,7 @@ def expression_facts(expression: ast.AST) -> ExpressionFacts:
             operations.append(node)
             if isinstance(node.func, ast.Attribute) and node.func.attr in CONTAINER_FILL_METHODS:
                 fills.append(node)
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.MatMult)):
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.MatMult, ast.Div)):
             operations.append(node)
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
     return ExpressionFacts(frozenset(names), tuple(operations), tuple(fills))

@@ -101,10 +101,16 @@ class Summary:
     returns_shape: Optional[List[Optional[Taint]]] = None
     # event kind -> parameter name -> the operation on it
     uses: Dict[str, Dict[str, ast.AST]] = field(default_factory=dict)
+    # parameter -> attribute path -> the tracked value the function leaves stored there
+    # (`model.lm_head = new_head`: the caller's module now holds it)
+    stores: Dict[str, Dict[str, Taint]] = field(default_factory=dict)
 
     def key(self) -> Tuple:
         """What callers see of the summary: the fixpoint ends when no key changes."""
         returned = None if self.returns is None else (self.returns.kind, self.returns.certain)
         positions = None if self.returns_shape is None else tuple(
             None if part is None else (part.kind, part.certain) for part in self.returns_shape)
-        return returned, positions, tuple(sorted((kind, tuple(sorted(params))) for kind, params in self.uses.items()))
+        stored = tuple(sorted((param, tuple(sorted((path, taint.kind) for path, taint in paths.items())))
+                              for param, paths in self.stores.items()))
+        return (returned, positions, tuple(sorted((kind, tuple(sorted(params))) for kind, params in self.uses.items())),
+                stored)

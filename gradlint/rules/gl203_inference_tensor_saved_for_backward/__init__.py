@@ -15,12 +15,20 @@ class InferenceTensorSavedForBackward(Rule):
     grad-disabling guard is alive. Views carry the taint; `.clone()` and rebinding clear it.
 
     In Python: such a value passed to `ctx.save_for_backward(...)`, or used in code that
-    trains (it calls `.backward()` or an optimizer's `.step()`) as an operand of an op that
-    saves its inputs next to a tensor that requires grad: `a * b`, `a @ b`, `torch.mul`,
-    `torch.matmul`, `torch.mm`, `torch.bmm`, `torch.einsum`, or a module call (`model(x)`,
-    `self.net(x)`). The value is followed as GL201 follows it, also through `.detach()` (a
-    detached inference tensor is still one) and into same-module functions that do this to
-    a parameter.
+    trains (it calls `.backward()` or an optimizer's `.step()`) as an operand that an op
+    saves next to a tensor that may require grad: `a * b`, `a @ b`, `w / t`, `torch.matmul`
+    and the other products, a loss's target (`F.cross_entropy(logits, t)`), an index, mask
+    or condition (`w.gather(1, t)`, `w.masked_fill(t, 0)`), tensor bounds (`w.clamp(t)`), or a
+    module call (`model(x)`, `self.net(x)`): the ops torch-semantics §1e measured. The
+    value is followed as GL201 follows it, also through `.detach()` (a detached inference
+    tensor is still one), into same-module functions that do this to a parameter, and into
+    `Fn.apply(...)` of a same-module autograd Function whose `forward` saves it.
+
+    A lazy cache counts too: a module of the file that fills `self.x` on first use, behind
+    a check of its own state (`if self.grid is None: self.grid = ...`), when the file runs
+    that module under inference mode; every later reader of `self.x` then sees the
+    inference tensor the first call made (a method that asks `is_inference()` is taken to
+    rebuild it). The methods of such modules count as training code when the file trains.
 
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §7a, §8): `(w * t)` with `w` requiring grad
@@ -67,9 +75,17 @@ class InferenceTensorSavedForBackward(Rule):
     In Python the fix clones the value where it leaves inference mode, as GL201 does, and
     like GL201's it is always unsafe (a clone is neither an inference tensor nor a leaf).
 
+    ## Known limitations
+    In Python the flow reads one module at a time: a function or class imported from
+    another module is not followed (its result is an ordinary value), nor are calls made
+    through `getattr`, dynamic dispatch or callbacks. A module's lazy cache is followed
+    when the module shows which of its classes runs under inference mode (the model is
+    built in it, or passed to its functions from where it is built); a model loaded or
+    built elsewhere runs none of its classes, as far as the analysis knows.
+
     ## References
     - torch-semantics §7a, §8
-    - torch-semantics §1, §4 (Python)
+    - torch-semantics §1, §1e, §4 (Python)
     """
 
     code = "GL203"
