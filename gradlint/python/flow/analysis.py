@@ -113,7 +113,7 @@ class InferenceFlow:
 
     @cached_property
     def caches(self) -> LazyCaches:
-        return LazyCaches(self)
+        return LazyCaches(self, Scope)
 
     @cached_property
     def module_types(self) -> ModuleTypes:

@@ -32,8 +32,9 @@ _INFERENCE_CHECKS = ("is_inference",)  # `t.is_inference()`, `torch.is_inference
 class LazyCaches:
     """The lazy caches of one module's classes (`stores`) and the scopes autograd records."""
 
-    def __init__(self, flow) -> None:
+    def __init__(self, flow, scope_class) -> None:
         self.flow = flow
+        self.scope_class = scope_class  # `analysis.Scope`, given (analysis imports this module)
         self.outline = flow.outline
 
     @cached_property
@@ -147,12 +148,10 @@ class LazyCaches:
         """Class name -> the `self.` attributes its lazy caches fill, as made under the mode."""
         if not self.lazy_stores:
             return {}
-        from gradlint.python.flow.analysis import Scope
-
         found: Dict[str, State] = {}
         for method, names in self.lazy_stores.items():
             klass = self.flow._class_of.get(id(method))
-            scope = Scope(self.flow, method, klass, method.body, entered_under_inference=True)
+            scope = self.scope_class(self.flow, method, klass, method.body, entered_under_inference=True)
             end_state = scope.run()
             for name in names:
                 taint = end_state.get(name)
