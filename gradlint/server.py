@@ -17,16 +17,13 @@ check starts (in which process), is stopped, or ends.
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import sys
 from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.workspace import TextDocument, Workspace
+from pygls.workspace import TextDocument
 
 from gradlint import __version__, forked
 from gradlint.api import linter_for
@@ -35,6 +32,7 @@ from gradlint.discovery import DiscoveryError, discover
 from gradlint.engine import Linter
 from gradlint.frontend import language_for
 from gradlint.language import Language
+from gradlint.lsp_documents import LineWorkspace, Protocol, check_notebook, fs_path, notebook_json
 
 SOURCE = "gradlint"
 CHANGE_DEBOUNCE_SECONDS = 0.2  # typing pauses shorter than this are not checked
@@ -51,69 +49,13 @@ _SEVERITIES = {
 }
 
 
-
-class _Protocol(LanguageServerProtocol):
-    """pygls, answering a request whose parameters do not fit the protocol (a negative
-    line, a line past 2**31 - 1, a string for a number) with -32602 instead of dropping it."""
-
-    def structure_message(self, data):
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as error:
-            if isinstance(data, dict) and "id" in data and "method" in data:
-                self._send_response(data["id"], error=error.to_response_error())
-            raise
-
-
-class _LineDocument(TextDocument):
-    """A document held as its list of lines while it is edited: an incremental change
-    replaces the lines it touches, where pygls rebuilds the whole text for each one
-    (seconds for a burst of keystrokes in a long file). The text is joined when read."""
-
-    _held_lines: Optional[List[str]] = None
-
-    @property
-    def source(self) -> str:
-        if self._held_lines is not None:
-            self._source, self._held_lines = "".join(self._held_lines), None
-        return super().source
-
-    @property
-    def lines(self):
-        return self._held_lines if self._held_lines is not None else tuple(self.source.splitlines(True))
-
-    def _apply_incremental_change(self, change) -> None:
-        lines = self._held_lines if self._held_lines is not None else self.source.splitlines(True)
-        edit = self._position_codec.range_from_client_units(lines, change.range)
-        start, end = edit.start, edit.end
-        if start.line >= len(lines):
-            lines.append(change.text)  # an edit at the very end, as pygls takes it
-        else:
-            end_line = min(end.line, len(lines) - 1)
-            tail = lines[end_line][end.character:] if end.line < len(lines) else ""
-            # Split again with the lines around, as splitlines would split the whole text
-            # (a "\r" that meets a "\n" becomes one line break).
-            first = max(0, start.line - 1)
-            last = min(len(lines), end_line + 2)
-            window = ("".join(lines[first:start.line]) + lines[start.line][:start.character] + change.text
-                      + tail + "".join(lines[end_line + 1:last]))
-            lines[first:last] = window.splitlines(True)
-        self._held_lines, self._source = lines, None
-
-
-class _Workspace(Workspace):
-    def _create_text_document(self, doc_uri, source=None, version=None, language_id=None):
-        return _LineDocument(doc_uri, source=source, version=version, language_id=language_id,
-                             sync_kind=self._sync_kind, position_codec=self._position_codec)
-
-
 def _open_document(ls: LanguageServer, uri: str) -> Optional[TextDocument]:
     """The open document; None for one the client never opened (pygls would read the
     disk for it, and fail on a file that is not there)."""
     return ls.workspace.text_documents.get(uri)
 
 
-server = LanguageServer(SOURCE, __version__, protocol_cls=_Protocol, notebook_document_sync=types.NotebookDocumentSyncOptions(
+server = LanguageServer(SOURCE, __version__, protocol_cls=Protocol, notebook_document_sync=types.NotebookDocumentSyncOptions(
     notebook_selector=[types.NotebookDocumentFilterWithCells(
         notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")])]))
 _shown_errors = set()  # configuration errors already shown, so edits do not repeat them
@@ -123,7 +65,7 @@ _client_selection = {"select": (), "extend_select": (), "ignore": ()}
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: LanguageServer, params: types.InitializeParams) -> None:
-    ls.workspace.__class__ = _Workspace  # made by pygls just before this handler
+    ls.workspace.__class__ = LineWorkspace  # made by pygls just before this handler
     if params.trace is not None:
         ls.protocol.trace = params.trace
     options = params.initialization_options
@@ -459,7 +401,7 @@ async def hover(ls: LanguageServer, params: types.HoverParams) -> Optional[types
     uri = params.text_document.uri
     notebook = ls.workspace.get_notebook_document(cell_uri=uri)
     if notebook is not None:
-        checked = await _off_loop(ls, f"hover {_label(uri)}", _check_notebook, _notebook_job(ls, notebook))
+        checked = await _off_loop(ls, f"hover {_label(uri)}", check_notebook, _notebook_job(ls, notebook))
         cell = checked.cell_of(uri) if checked else None
         if cell is None:
             return None
@@ -477,48 +419,10 @@ async def hover(ls: LanguageServer, params: types.HoverParams) -> Optional[types
 
 # -- notebooks ---------------------------------------------------------------------------------
 
-class _NotebookCheck:
-    """A notebook's code cells checked as one program, as `gradlint check` reads an `.ipynb`."""
-
-    def __init__(self, findings: List[Finding], program: str, cell_uris: List[Optional[str]]) -> None:
-        self.findings = findings
-        self.program = program
-        self.cell_uris = cell_uris  # by cell index; None for markup cells
-
-    @functools.cached_property
-    def locate(self):
-        from gradlint.notebook.frontend import NOTEBOOK
-
-        return NOTEBOOK.cell_positions(self.program, LineIndex(self.program))
-
-    def __getstate__(self):  # sent back from the check's process without `locate`, a closure
-        return {"findings": self.findings, "program": self.program, "cell_uris": self.cell_uris}
-
-    def cell_of(self, uri: str) -> Optional[int]:
-        return self.cell_uris.index(uri) if uri in self.cell_uris else None
-
-
-def _notebook_json(ls: LanguageServer, notebook: types.NotebookDocument) -> Tuple[str, List[Optional[str]]]:
-    import json
-
-    cells, uris = [], []
-    for cell in notebook.cells:
-        document = ls.workspace.get_text_document(cell.document)
-        if cell.kind == types.NotebookCellKind.Code:
-            cells.append({"cell_type": "code", "execution_count": None, "outputs": [], "source": document.source,
-                          "metadata": {"vscode": {"languageId": document.language_id or "python"}}})
-            uris.append(cell.document)
-        else:
-            cells.append({"cell_type": "markdown", "metadata": {}, "source": document.source})
-            uris.append(None)
-    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
-    return json.dumps({"cells": cells, "metadata": kernel, "nbformat": 4, "nbformat_minor": 5}), uris
-
-
 def _notebook_job(ls: LanguageServer, notebook: types.NotebookDocument):
-    """What `_check_notebook` needs, read here (configuration errors are shown from here)."""
-    text, uris = _notebook_json(ls, notebook)
-    path = _fs_path(notebook.uri)
+    """What `check_notebook` needs, read here (configuration errors are shown from here)."""
+    text, uris = notebook_json(ls.workspace, notebook)
+    path = fs_path(notebook.uri)
     settings = _settings_for(ls, path) if path else _default_settings()
     if path and _excluded(path, settings):
         return None
@@ -526,33 +430,11 @@ def _notebook_job(ls: LanguageServer, notebook: types.NotebookDocument):
     return text, uris, name, linter_for(settings)
 
 
-def _check_notebook(job) -> Optional[_NotebookCheck]:
-    from gradlint.notebook.frontend import NOTEBOOK
-    from gradlint.source import SourceError
-
-    if job is None:
-        return None
-    text, uris, name, linter = job
-    try:
-        program = NOTEBOOK.decode_text(text).text
-    except (SourceError, ValueError):
-        return None
-    return _NotebookCheck(linter.check_text(program, name, NOTEBOOK), program, uris)
-
-
-def _fs_path(uri: str) -> Optional[str]:
-    if not uri.startswith("file:"):
-        return None
-    from urllib.parse import unquote, urlparse
-
-    return unquote(urlparse(uri).path)
-
-
 async def _publish_notebook(ls: LanguageServer, uri: str) -> None:
     notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
     version = notebook.version
     try:
-        checked = await _off_loop(ls, f"{_label(uri)} v{version}", _check_notebook, _notebook_job(ls, notebook))
+        checked = await _off_loop(ls, f"{_label(uri)} v{version}", check_notebook, _notebook_job(ls, notebook))
     except forked.ChildFailed as failure:
         ls.window_log_message(types.LogMessageParams(
             type=types.MessageType.Error, message=f"gradlint: internal error checking {uri}:\n{failure}"))
@@ -572,7 +454,7 @@ async def _publish_notebook(ls: LanguageServer, uri: str) -> None:
 def _cell_code_actions(ls: LanguageServer, params: types.CodeActionParams, job) -> List[types.CodeAction]:
     """Quick fixes of one cell: the fixes whose edits stay in the cell, and suppressions."""
     uri = params.text_document.uri
-    checked = _check_notebook(job)
+    checked = check_notebook(job)
     cell = checked.cell_of(uri) if checked else None
     if cell is None or not _wanted(types.CodeActionKind.QuickFix, params.context.only):
         return []

@@ -98,7 +98,7 @@ def test_line_documents_apply_incremental_changes_as_pygls_does():
 
     from pygls.workspace import TextDocument
 
-    from gradlint.server import _LineDocument
+    from gradlint.lsp_documents import LineDocument as _LineDocument
 
     rng = random.Random(17)
     pieces = ["a", "bc", "\n", "\r\n", "\r", "é", "😀", "  ", "\u2028"]
