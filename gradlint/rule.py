@@ -25,7 +25,8 @@ from typing import Callable, ClassVar, Dict, FrozenSet, Iterable, Mapping, Optio
 
 from gradlint.diagnostics import Diagnostic, Safety, Severity
 
-REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
+REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety",
+                     "Known limitations")
 _CODE = re.compile(r"^GL\d{3}$")
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 _SECTION = re.compile(r"^## (.+)$", re.MULTILINE)

@@ -27,18 +27,28 @@ class SyntaxErrorRule(Rule):
 
     ## Example
     ```python
+    import torch
+
     with torch.inference_mode(:
         y = model(x)
     ```
 
     ## Use instead
     ```python
+    import torch
+
     with torch.inference_mode():
         y = model(x)
     ```
 
     ## Fix safety
     No fix: gradlint does not guess what the code was meant to say.
+
+    ## Known limitations
+    - A file that names nothing any rule looks for is not parsed, so its syntax errors are
+      not reported; run a compiler or another linter for those.
+    - One error per file (per cell in a notebook): CPython stops at the first, and so does
+      the report.
     """
 
     code = "GL001"

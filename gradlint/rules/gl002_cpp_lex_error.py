@@ -21,6 +21,10 @@ class CppLexErrorRule(Rule):
 
     ## Fix safety
     No fix.
+
+    ## Known limitations
+    - The lexer accepts any text, so this never fires today: C++ that does not compile is
+      read as far as the lexer can and checked, with no error of its own.
     """
 
     code = "GL002"

@@ -21,12 +21,16 @@ class UnusedSuppression(Rule):
 
     ## Example
     ```python
+    import torch
+
     with torch.no_grad():  # noqa: GL402, E501
         y = model(x)
     ```
 
     ## Use instead
     ```python
+    import torch
+
     with torch.no_grad():  # noqa: E501
         y = model(x)
     ```
@@ -37,6 +41,11 @@ class UnusedSuppression(Rule):
     too when it stands alone; a following explanation keeps its `#`). A NOLINTBEGIN
     block is not fixed: its NOLINTEND would be left behind. Off by default, so
     `gradlint fix` never removes a suppression unless this rule is selected.
+
+    ## Known limitations
+    - It knows only gradlint's own codes: `# noqa: E501` and other tools' codes are left alone.
+    - It judges by this run's selection: a code of a rule that is not selected is reported as
+      unused even where that rule, selected, would need it.
     """
 
     code = "GL003"

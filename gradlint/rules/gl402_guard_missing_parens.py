@@ -31,12 +31,16 @@ class GuardMissingParens(Rule):
 
     ## Example
     ```python
+    import torch
+
     with torch.inference_mode:
         logits = model(batch)
     ```
 
     ## Use instead
     ```python
+    import torch
+
     with torch.inference_mode():
         logits = model(batch)
     ```
@@ -45,6 +49,11 @@ class GuardMissingParens(Rule):
     Adding `()` is safe: the call makes exactly the context manager the code meant.
     `set_grad_enabled` needs a mode argument that gradlint cannot guess, so its fix is
     display-only.
+
+    ## Known limitations
+    - The guard is recognised by name, through the file's imports: a guard class reached
+      through a variable (`g = torch.no_grad`, then `with g:`), a function's return value or
+      a class attribute is not reported.
 
     ## References
     - torch-semantics §2 (forms of the guards)

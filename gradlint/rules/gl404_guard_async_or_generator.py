@@ -28,6 +28,9 @@ class GuardAsyncOrGenerator(Rule):
 
     ## Example
     ```python
+    import torch
+
+
     def batches(model, loader):
         with torch.inference_mode():
             for x in loader:
@@ -36,6 +39,9 @@ class GuardAsyncOrGenerator(Rule):
 
     ## Use instead
     ```python
+    import torch
+
+
     @torch.inference_mode()
     def batches(model, loader):
         for x in loader:
@@ -48,6 +54,12 @@ class GuardAsyncOrGenerator(Rule):
     caller sees while iterating changes (which is the point, but may be relied on). It is
     offered only when the `with` statement is the whole body (after a docstring). Async
     functions: no fix (the guard belongs inside the coroutine; where is a judgement call).
+
+    ## Known limitations
+    - A `with` guard around an `await` in an `async def` is not reported, though other tasks
+      run under the mode while it waits.
+    - Only plain generators with a `yield` inside the block: a guard around a call that
+      returns a generator, which runs later, is not reported.
 
     ## References
     - torch-semantics §2 (generators, `async def`)

@@ -35,15 +35,32 @@ class UnsafeLowLevelGuard(Rule):
 
     ## Example
     ```python
-    with torch._C._AutoDispatchBelowADInplaceOrView():
-        running_mean.mul_(0.9).add_(batch_mean, alpha=0.1)
+    import torch
+
+
+    def scaled_square(s):
+        k = s * 1.0
+        out = k * k
+        with torch._C._AutoDispatchBelowADInplaceOrView():
+            k.add_(1)
+        return out
     ```
 
     ## Use instead
     ```python
-    with torch.no_grad():
-        running_mean.mul_(0.9).add_(batch_mean, alpha=0.1)
+    import torch
+
+
+    def scaled_square(s):
+        k = s * 1.0
+        out = k * k
+        with torch.no_grad():
+            k.add_(1)
+        return out
     ```
+    The update then bumps the version counter, so `out.backward()` raises "modified by an
+    inplace operation" instead of returning a wrong gradient; to keep both, update a copy
+    (`k = k + 1`).
 
     ## Fix safety
     No fix: whether the code relies on skipping the version bump only its author knows.

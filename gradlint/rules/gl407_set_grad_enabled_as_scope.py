@@ -29,6 +29,8 @@ class SetGradEnabledAsScope(Rule):
 
     ## Example
     ```python
+    import torch
+
     torch.set_grad_enabled(False)
     logits = model(batch)
     torch.set_grad_enabled(True)
@@ -36,6 +38,8 @@ class SetGradEnabledAsScope(Rule):
 
     ## Use instead
     ```python
+    import torch
+
     with torch.set_grad_enabled(False):
         logits = model(batch)
     ```
@@ -43,6 +47,10 @@ class SetGradEnabledAsScope(Rule):
     ## Fix safety
     Unsafe: `with` restores the mode that was on before, where the reset call forced
     `True`; the two differ when the code already ran with grad mode off.
+
+    ## Known limitations
+    - Only a switch and its undoing in the same block: set in one function and restored in
+      another, or restored inside a nested `if`, is not reported.
 
     ## References
     - torch-semantics §2 (`set_grad_enabled` as a statement and as a context manager)

@@ -19,6 +19,10 @@ class InternalErrorRule(Rule):
 
     ## Fix safety
     No fix.
+
+    ## Known limitations
+    - Only exceptions are contained: a rule that never returns or exhausts memory is not
+      stopped (there is no time limit per rule).
     """
 
     code = "GL999"

@@ -43,22 +43,29 @@ class InferenceTensorMutatedOutside(Rule):
 
     ## Example
     ```python
+    import torch
+
     with torch.inference_mode():
         scores = model(batch).softmax(-1)
     scores.clamp_(min=1e-6)
     ```
 
     ```cpp
-    torch::Tensor scores;
-    {
-      c10::InferenceMode guard;
-      scores = head->forward(features).sigmoid();
+    torch::Tensor calibrated_scores(torch::nn::Linear& head, const torch::Tensor& features) {
+      torch::Tensor scores;
+      {
+        c10::InferenceMode guard;
+        scores = head->forward(features).sigmoid();
+      }
+      scores.clamp_(0.05, 1.0);
+      return scores;
     }
-    scores.clamp_(0.05, 1.0);
     ```
 
     ## Use instead
     ```python
+    import torch
+
     with torch.inference_mode():
         scores = model(batch).softmax(-1)
     scores = scores.clone()
@@ -67,13 +74,16 @@ class InferenceTensorMutatedOutside(Rule):
     or do the update inside the block, or out of place (`scores = scores.clamp(min=1e-6)`).
 
     ```cpp
-    torch::Tensor scores;
-    {
-      c10::InferenceMode guard;
-      scores = head->forward(features).sigmoid();
+    torch::Tensor calibrated_scores(torch::nn::Linear& head, const torch::Tensor& features) {
+      torch::Tensor scores;
+      {
+        c10::InferenceMode guard;
+        scores = head->forward(features).sigmoid();
+      }
+      scores = scores.clone();
+      scores.clamp_(0.05, 1.0);
+      return scores;
     }
-    scores = scores.clone();
-    scores.clamp_(0.05, 1.0);
     ```
 
     ## Fix safety
@@ -87,6 +97,20 @@ class InferenceTensorMutatedOutside(Rule):
     code that relies on sharing storage with the original sees a copy. No fix is offered
     for a call that returns a tuple, a list or a dict (a `.clone()` there raises
     `AttributeError`), nor for an element unpacked from one.
+
+    ## Known limitations
+    - One file: a value that a function of another module made under inference mode, or that
+      reaches this module through a call from elsewhere, is not followed.
+    - Python: a value kept in a dict and read back by key (`d["a"]`), stored with
+      `setattr`/read with `getattr`, or passed through a global set in another function is
+      lost; so is one returned through a chain of two or more plain wrapper functions. A
+      guard held in a variable (`ctx = torch.inference_mode()`, then `with ctx:`) or with a
+      mode only known at run time (`inference_mode(mode)`) is not read as a region.
+    - C++: one function, read in text order. A value returned by a function that holds the
+      guard, one that escapes through a container filled inside the scope, and an update
+      earlier in a loop body (the next iteration) are not seen; a `.clone()` in one branch of
+      an `if` clears the taint for all the code after it. `InferenceMode g(flag)` with a
+      flag not written as `true` is not taken as enabled.
 
     ## References
     - torch-semantics §1 (inference tensors used outside), §1b

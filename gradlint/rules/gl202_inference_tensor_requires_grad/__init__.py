@@ -31,15 +31,20 @@ class InferenceTensorRequiresGrad(Rule):
 
     ## Example
     ```cpp
-    torch::Tensor init;
-    {
-      c10::InferenceMode guard;
-      init = encoder->forward(batch);
+    torch::Tensor warm_start(torch::nn::Linear& encoder, const torch::Tensor& batch) {
+      torch::Tensor init;
+      {
+        c10::InferenceMode guard;
+        init = encoder->forward(batch);
+      }
+      init.requires_grad_();
+      return init;
     }
-    init.requires_grad_();
     ```
 
     ```python
+    import torch
+
     with torch.inference_mode():
         init = torch.randn(16, 8) * 0.02
     weight = torch.nn.Parameter(init)
@@ -47,15 +52,20 @@ class InferenceTensorRequiresGrad(Rule):
 
     ## Use instead
     ```cpp
-    torch::Tensor init;
-    {
-      c10::InferenceMode guard;
-      init = encoder->forward(batch);
+    torch::Tensor warm_start(torch::nn::Linear& encoder, const torch::Tensor& batch) {
+      torch::Tensor init;
+      {
+        c10::InferenceMode guard;
+        init = encoder->forward(batch);
+      }
+      init = init.clone().requires_grad_();
+      return init;
     }
-    init = init.clone().requires_grad_();
     ```
 
     ```python
+    import torch
+
     with torch.inference_mode():
         init = torch.randn(16, 8) * 0.02
     init = init.clone()
@@ -67,6 +77,12 @@ class InferenceTensorRequiresGrad(Rule):
 
     In Python the fix clones the value where it leaves inference mode, as GL201 does, and
     like GL201's it is always unsafe (a clone is neither an inference tensor nor a leaf).
+
+    ## Known limitations
+    - The value is followed as GL201 follows it, with the same limits (one file; in C++ one
+      function read in text order).
+    - C++: only `v.requires_grad_()` and `v.set_requires_grad(true)` count; registering the
+      tensor as a parameter (`register_parameter("w", v)`) is not seen.
 
     ## References
     - torch-semantics §7a (C++ inference tensors used outside)

@@ -42,15 +42,21 @@ class InferenceTensorSavedForBackward(Rule):
 
     ## Example
     ```cpp
-    torch::Tensor features;
-    {
-      c10::InferenceMode guard;
-      features = backbone->forward(images);
+    torch::Tensor train_step(torch::nn::Linear& backbone, torch::nn::Linear& head,
+                             const torch::Tensor& images) {
+      torch::Tensor features;
+      {
+        c10::InferenceMode guard;
+        features = backbone->forward(images);
+      }
+      auto logits = head->forward(features);
+      return logits;
     }
-    auto logits = head->forward(features);
     ```
 
     ```python
+    import torch
+
     with torch.inference_mode():
         observations = [env_step(policy) for _ in range(8)]
     for obs in observations:
@@ -60,12 +66,27 @@ class InferenceTensorSavedForBackward(Rule):
 
     ## Use instead
     ```cpp
-    auto logits = head->forward(features.clone());
+    torch::Tensor train_step(torch::nn::Linear& backbone, torch::nn::Linear& head,
+                             const torch::Tensor& images) {
+      torch::Tensor features;
+      {
+        c10::InferenceMode guard;
+        features = backbone->forward(images);
+      }
+      features = features.clone();
+      auto logits = head->forward(features);
+      return logits;
+    }
     ```
 
     ```python
+    import torch
+
     with torch.no_grad():
         observations = [env_step(policy) for _ in range(8)]
+    for obs in observations:
+        loss = -policy(obs).log_softmax(-1).mean()
+        loss.backward()
     ```
     or `.clone()` the values before training on them.
 
@@ -76,12 +97,15 @@ class InferenceTensorSavedForBackward(Rule):
     like GL201's it is always unsafe (a clone is neither an inference tensor nor a leaf).
 
     ## Known limitations
-    In Python the flow reads one module at a time: a function or class imported from
-    another module is not followed (its result is an ordinary value), nor are calls made
-    through `getattr`, dynamic dispatch or callbacks. A module's lazy cache is followed
-    when the module shows which of its classes runs under inference mode (the model is
-    built in it, or passed to its functions from where it is built); a model loaded or
-    built elsewhere runs none of its classes, as far as the analysis knows.
+    - Python: the flow reads one module at a time: a function or class imported from
+      another module is not followed (its result is an ordinary value), nor are calls made
+      through `getattr`, dynamic dispatch or callbacks. A module's lazy cache is followed
+      when the module shows which of its classes runs under inference mode (the model is
+      built in it, or passed to its functions from where it is built); a model loaded or
+      built elsewhere runs none of its classes, as far as the analysis knows.
+    - C++: one function, read in text order, as GL201 reads it. A `.clone()` written inside
+      the call (`head->forward(features.clone())`) is not read as clearing the taint and is
+      still reported; clone into the variable instead.
 
     ## References
     - torch-semantics §7a, §8

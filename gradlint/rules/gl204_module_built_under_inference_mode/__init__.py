@@ -34,16 +34,21 @@ class ModuleBuiltUnderInferenceMode(Rule):
 
     ## Example
     ```cpp
-    torch::nn::Linear head{nullptr};
-    {
-      c10::InferenceMode guard;
-      head = torch::nn::Linear(512, 10);
-      warm_up(head);
+    void fit_head() {
+      torch::nn::Linear head{nullptr};
+      {
+        c10::InferenceMode guard;
+        head = torch::nn::Linear(512, 10);
+        warm_up(head);
+      }
+      torch::optim::SGD optimizer(head->parameters(), 0.1);
     }
-    torch::optim::SGD optimizer(head->parameters(), 0.1);
     ```
 
     ```python
+    import torch
+    import torch.nn as nn
+
     with torch.inference_mode():
         head = nn.Linear(512, 10)
         warmup_logits = head(features)
@@ -52,15 +57,20 @@ class ModuleBuiltUnderInferenceMode(Rule):
 
     ## Use instead
     ```cpp
-    torch::nn::Linear head(512, 10);
-    {
-      c10::InferenceMode guard;
-      warm_up(head);
+    void fit_head() {
+      torch::nn::Linear head(512, 10);
+      {
+        c10::InferenceMode guard;
+        warm_up(head);
+      }
+      torch::optim::SGD optimizer(head->parameters(), 0.1);
     }
-    torch::optim::SGD optimizer(head->parameters(), 0.1);
     ```
 
     ```python
+    import torch
+    import torch.nn as nn
+
     head = nn.Linear(512, 10)
     with torch.inference_mode():
         warmup_logits = head(features)
@@ -71,6 +81,12 @@ class ModuleBuiltUnderInferenceMode(Rule):
     No automatic fix: the construction has to move out of the guard's scope.
 
     In Python, no fix either, for the same reason.
+
+    ## Known limitations
+    - Training is recognised only by the uses listed above in the same file: a module handed
+      to a function of another module that trains it (`fit(head)`) is not reported, in
+      either language.
+    - The module is followed as GL201 follows values, with the same limits.
 
     ## References
     - torch-semantics §1b (modules and state dicts), §7a

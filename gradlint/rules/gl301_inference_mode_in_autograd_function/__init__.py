@@ -44,6 +44,9 @@ class InferenceModeInAutogradFunction(Rule):
     ```
 
     ```python
+    import torch
+
+
     class Square(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -55,16 +58,23 @@ class InferenceModeInAutogradFunction(Rule):
 
     ## Use instead
     ```cpp
+    struct Square : public torch::autograd::Function<Square> {
       static torch::Tensor forward(torch::autograd::AutogradContext* ctx, torch::Tensor x) {
         ctx->save_for_backward({x});
         return x * x;
       }
+      // backward ...
+    };
     ```
     A kernel that redispatches to an operator (through `c10::Dispatcher`) keeps a guard,
     `at::AutoDispatchBelowADInplaceOrView`, the one upstream kernels use (§8: correct
     gradient).
 
     ```python
+    import torch
+
+
+    class Square(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
             y = x * x
@@ -85,6 +95,12 @@ class InferenceModeInAutogradFunction(Rule):
     (§4), so the only change is that the outputs stop being inference tensors. A `with`
     with several items or an `as` name, or a block holding a multi-line string, gets no
     fix.
+
+    ## Known limitations
+    - Only the Function's own methods are read: inference mode entered in a helper that
+      `forward` calls is not reported, in either language.
+    - Python: the class must subclass `torch.autograd.Function` directly; a subclass of a
+      same-module base class that derives from it is not recognised.
 
     ## References
     - torch-semantics §8 (C++ custom Function), §6b

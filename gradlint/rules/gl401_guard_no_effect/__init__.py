@@ -39,6 +39,9 @@ class GuardNoEffect(Rule):
     ```
 
     ```python
+    import torch
+
+
     def predict(model, batch):
         torch.inference_mode()
         return model(batch)
@@ -53,6 +56,9 @@ class GuardNoEffect(Rule):
     ```
 
     ```python
+    import torch
+
+
     def predict(model, batch):
         with torch.inference_mode():
             return model(batch)
@@ -71,6 +77,12 @@ class GuardNoEffect(Rule):
 
     In Python the fix is display-only: it shows the rest of the block indented under
     `with <guard>:`, but how much code the guard should cover is the author's call.
+
+    ## Known limitations
+    - Python: a guard stored on an attribute or in a container (`self.guard = torch.no_grad()`)
+      and never entered is not reported; a local name counts as used once it is read at all.
+    - C++: a temporary written through a macro (`#define G c10::InferenceMode()`, then `G;`) is
+      not seen.
 
     ## References
     - torch-semantics §7b (unnamed temporaries, vexing parse)

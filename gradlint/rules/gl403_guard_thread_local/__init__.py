@@ -45,37 +45,64 @@ class GuardThreadLocal(Rule):
 
     ## Example
     ```cpp
-    c10::InferenceMode guard;
-    std::thread worker([&] { outputs = module.forward(inputs).toTensor(); });
-    worker.join();
+    torch::Tensor predict(torch::jit::Module& module, std::vector<torch::jit::IValue> inputs) {
+      torch::Tensor outputs;
+      c10::InferenceMode guard;
+      std::thread worker([&] { outputs = module.forward(inputs).toTensor(); });
+      worker.join();
+      return outputs;
+    }
     ```
 
     ```python
-    with torch.inference_mode():
+    from concurrent.futures import ThreadPoolExecutor
+
+    import torch
+
+    with torch.inference_mode(), ThreadPoolExecutor() as pool:
         futures = [pool.submit(model, batch) for batch in batches]
     ```
 
     ## Use instead
     ```cpp
-    std::thread worker([&] {
-      c10::InferenceMode guard;
-      outputs = module.forward(inputs).toTensor();
-    });
-    worker.join();
+    torch::Tensor predict(torch::jit::Module& module, std::vector<torch::jit::IValue> inputs) {
+      torch::Tensor outputs;
+      std::thread worker([&] {
+        c10::InferenceMode guard;
+        outputs = module.forward(inputs).toTensor();
+      });
+      worker.join();
+      return outputs;
+    }
     ```
 
     ```python
+    from concurrent.futures import ThreadPoolExecutor
+
+    import torch
+
+
     def predict(batch):
         with torch.inference_mode():
             return model(batch)
 
-    futures = [pool.submit(predict, batch) for batch in batches]
+
+    with ThreadPoolExecutor() as pool:
+        futures = [pool.submit(predict, batch) for batch in batches]
     ```
 
     ## Fix safety
     No automatic fix: where the guard belongs in the thread's function is a judgement.
 
     In Python, no fix either.
+
+    ## Known limitations
+    - Python: only threads and the pools named above, recognised in the file; a pool passed
+      in as a parameter, a thread started in a helper the block calls, and processes are not
+      reported.
+    - C++: only `std::thread`, `std::jthread`, `std::async` and vectors of threads; other
+      thread pools (`pool.enqueue(...)`), `pthread_create` and a helper that starts the
+      thread are not seen.
 
     ## References
     - torch-semantics §3 (thread-locality)

@@ -87,6 +87,9 @@ class PreferInferenceMode(Rule):
     ```
 
     ```python
+    import torch
+
+
     def accuracy(model, loader):
         hits = 0
         for x, y in loader:
@@ -107,8 +110,16 @@ class PreferInferenceMode(Rule):
     ```
 
     ```python
+    import torch
+
+
+    def accuracy(model, loader):
+        hits = 0
+        for x, y in loader:
             with torch.inference_mode():
                 pred = model(x).argmax(-1)
+            hits += (pred == y).sum().item()
+        return hits
     ```
 
     ## Fix safety
@@ -121,6 +132,12 @@ class PreferInferenceMode(Rule):
     In Python the fix (unsafe, for the same reason) renames `torch.no_grad` to
     `torch.inference_mode` where the guard is written as an attribute (`torch.no_grad()`,
     `T.no_grad()`); a bare imported `no_grad()` gets no fix.
+
+    ## Known limitations
+    - Python: only `with torch.no_grad():` blocks inside a function; a `@torch.no_grad()`
+      decorator and blocks at module level are not suggested.
+    - Only the function is read: a callee that keeps a tensor it is given (a cache, a
+      global) is not seen, so the advice can be wrong there; that is why the fix is unsafe.
 
     ## References
     - torch-semantics §1 and §7a (what inference tensors forbid), §7c (InferenceMode cannot be
