@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.python.flow.caches import LazyCaches
+from gradlint.python.flow.callbacks import callback_parameters
 from gradlint.python.flow.expressions import ValueRules
 from gradlint.python.flow.sinks import Sinks
 from gradlint.python.flow.statements import StatementTransfer
@@ -110,6 +111,10 @@ class InferenceFlow:
     @cached_property
     def _training_reach(self) -> FrozenSet[int]:
         return reached_from_training(self.outline, self._scope_list, self.callee)
+
+    @cached_property
+    def callback_parameters(self) -> Dict[int, FrozenSet[str]]:
+        return callback_parameters(self.outline.module, self.functions)
 
     @cached_property
     def caches(self) -> LazyCaches:

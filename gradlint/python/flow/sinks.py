@@ -206,6 +206,9 @@ class Sinks:
             return
         if callee is not None and callee.kind is not Kind.UNKNOWN:
             return  # a tensor or a container is not a module
+        if callee is not None and callee.param is not None and callee.param in self.flow.callback_parameters.get(
+                id(self.function), ()):
+            return  # a callable passed in (`reward_fn(ids)`) that the module's calls fill with a lambda
         for argument in call.args:
             taint = self.value(argument, state)
             if taint is not None and taint.kind.may_be_tensor:

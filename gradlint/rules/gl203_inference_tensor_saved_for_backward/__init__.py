@@ -19,7 +19,8 @@ class InferenceTensorSavedForBackward(Rule):
     saves next to a tensor that may require grad: `a * b`, `a @ b`, `w / t`, `torch.matmul`
     and the other products, a loss's target (`F.cross_entropy(logits, t)`), an index, mask
     or condition (`w.gather(1, t)`, `w.masked_fill(t, 0)`), tensor bounds (`w.clamp(t)`), or a
-    module call (`model(x)`, `self.net(x)`): the ops torch-semantics §1e measured. The
+    module call (`model(x)`, `self.net(x)`; not a parameter the module's calls fill with a
+    lambda or a function): the ops torch-semantics §1e measured. The
     value is followed as GL201 follows it, also through `.detach()` (a detached inference
     tensor is still one), into same-module functions that do this to a parameter, and into
     `Fn.apply(...)` of a same-module autograd Function whose `forward` saves it.
