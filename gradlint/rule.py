@@ -214,6 +214,13 @@ def _validate(rule: type) -> None:
         raise RuleDefinitionError(f"{where}: summary is missing")
     if not rule.reported_by_engine and not rule.languages():
         raise RuleDefinitionError(f"{where}: implements no check_<language> method")
+    # One way to write each shape: one language in one module's class, several as a package
+    # with a module per language (CONTRIBUTING, "A rule").
+    methods = [name for name in dir(rule) if name.startswith(("check_", "screen_"))]
+    if _language_modules(where) and methods:
+        raise RuleDefinitionError(f"{where}: a rule package checks in its <language>.py modules, not in {methods[0]}")
+    if len({name.split("_", 1)[1] for name in methods}) > 1:
+        raise RuleDefinitionError(f"{where}: a rule for several languages is a package with a module per language")
     # The docstring's sections are checked by tests/test_docs.py, not on every start.
 
 

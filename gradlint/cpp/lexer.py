@@ -60,10 +60,6 @@ def _spaces(match: "re.Match[str]") -> str:
     return " " * len(match.group(0))
 
 
-def blank(text: str) -> str:
-    return lex(text).code
-
-
 def _at_line_start(text: str, index: int) -> bool:
     """Only spaces and tabs between the previous line break and `index`."""
     position = index - 1

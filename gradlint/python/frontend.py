@@ -78,10 +78,6 @@ class PythonFile:
         """The node's parent, None for the module."""
         return self._walk[1].get(node)
 
-    def is_before(self, first, second) -> bool:
-        """Whether `first` starts before `second` in the source."""
-        return self._order[first] < self._order[second]
-
     @cached_property
     def names(self):
         """Scope-aware name resolution (`gradlint.python.names.ScopedNames`)."""
