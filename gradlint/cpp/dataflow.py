@@ -99,15 +99,9 @@ def _outer_assignment_sweep(code: str, scope: Scope) -> Tuple[List[int], List[bo
 
 
 def inference_regions(file) -> List[Region]:
-    """The regions of the file's `InferenceMode` guards (computed once for GL201-GL204)."""
-    return file.shared("inference_regions", _inference_regions)
-
-
-def _inference_regions(file) -> List[Region]:
+    """The regions of the file's `InferenceMode` guards (read as `CppFile.inference_regions`)."""
     regions = []
-    for guard in file.guards:
-        if guard.guard != "InferenceMode" or guard.form not in ("named", "auto") or not guard.turns_autograd_off:
-            continue
+    for guard in file._inference_mode_guards:
         function = file.function_at(guard.type_start)
         if function is None or guard.scope is function:
             continue  # the guard lives to the end of the function: nothing runs after it there
@@ -226,7 +220,7 @@ def tainted_uses(file, pattern_for) -> Iterator[Tuple[Region, Step, str, "re.Mat
     """Every match of `pattern_for(name)` on a tainted variable after an InferenceMode
     scope, once per place (several regions may taint the same variable)."""
     seen: Set[int] = set()
-    for region in inference_regions(file):
+    for region in file.inference_regions:
         for step in steps_after(file.code, region):
             for name in step.tainted:
                 for match in pattern_for(name).finditer(file.code, step.start, step.end):

@@ -5,18 +5,21 @@ from __future__ import annotations
 import bisect
 import re
 from functools import cached_property
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional, Tuple
 
 from gradlint.cpp import recognisers
 from gradlint.cpp.edits import include_edit
 from gradlint.cpp.lexer import Lexed, lex
 from gradlint.cpp.scopes import Scope, ScopeTree, build
+from gradlint.cpp.signatures import Signature, signature_of
+
+if TYPE_CHECKING:
+    from gradlint.cpp.dataflow import Region
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _INCLUDE = re.compile(r'#\s*(?:include|import)\s*[<"](?P<path>[^>"]+)[>"]')
 _MACRO_HEAD = re.compile(r"#\s*define\s+(?P<name>[A-Za-z_]\w*)(?:\([^)]*\))?")
 _CONTINUATION = re.compile(r"\\(?=\r?\n|\r)")
-
 
 
 class CppFile:
@@ -26,15 +29,7 @@ class CppFile:
         self.path = path
         self.text = text
         self._include_edits: Dict[str, object] = {}
-        # Results that several rules compute from this file (see `shared`).
-        self._shared: Dict[str, object] = {}
         self._scoped: Dict[str, dict] = {}
-
-    def shared(self, key: str, compute):
-        """`compute(self)`, once per file for all the rules that ask for `key`."""
-        if key not in self._shared:
-            self._shared[key] = compute(self)
-        return self._shared[key]
 
     @cached_property
     def lexed(self) -> Lexed:
@@ -137,6 +132,40 @@ class CppFile:
         starts, ends = self._grad_disabled
         index = bisect.bisect_right(starts, offset) - 1
         return index >= 0 and ends[index] > offset
+
+    def inference_mode_guards_around(self, offset: int) -> List[recognisers.GuardDecl]:
+        """The `InferenceMode` guards that turn it on, declared in a scope that holds
+        `offset` (anywhere in that scope: before or after `offset`)."""
+        return [guard for guard in self._inference_mode_guards if guard.scope.open < offset < guard.scope.close]
+
+    @cached_property
+    def _inference_mode_guards(self) -> List[recognisers.GuardDecl]:
+        return [guard for guard in self.guards
+                if guard.guard == "InferenceMode" and guard.form in ("named", "auto") and guard.turns_autograd_off]
+
+    @cached_property
+    def inference_regions(self) -> List[Region]:
+        """Each `InferenceMode` guard's region: what it assigns that outlives it (GL201-GL204)."""
+        from gradlint.cpp.dataflow import inference_regions
+
+        return inference_regions(self)
+
+    @cached_property
+    def words_outside_functions(self) -> FrozenSet[str]:
+        """Words written outside every function body (globals, members, types): a new local
+        with one of these names would shadow it."""
+        parts, last = [], 0
+        for scope in self.tree.scopes:
+            if scope.open < last or not scope.is_function:
+                continue
+            parts.append(self.code[last:scope.open])
+            last = scope.close
+        parts.append(self.code[last:])
+        return frozenset(re.findall(r"[A-Za-z_]\w*", "".join(parts)))
+
+    def signature_of(self, function: Scope) -> Optional[Signature]:
+        """The name, return type and parameters of `function` read from its header."""
+        return signature_of(function)
 
     def function_at(self, offset: int) -> Optional[Scope]:
         return self.tree.scope_at(offset).enclosing_function()

@@ -7,7 +7,7 @@ import re
 from typing import Iterator, Set
 
 from gradlint.cpp.dataflow import (
-    VIEW_CHAIN, holds_inference_tensor, inference_regions, module_names, requires_grad_names, steps_after,
+    VIEW_CHAIN, holds_inference_tensor, module_names, requires_grad_names, steps_after,
 )
 from gradlint.diagnostics import Diagnostic
 
@@ -18,7 +18,7 @@ _SAVING_METHOD = r"\s*\.\s*(?:matmul|mm|bmm|mul|mv|dot)\s*\(\s*(?P<other>[A-Za-z
 
 def check(file) -> Iterator[Diagnostic]:
     seen: Set[int] = set()
-    for region in inference_regions(file):
+    for region in file.inference_regions:
         needs_grad = requires_grad_names(file.code, region.function)
         modules = module_names(file.code, region.function) - set(region.assigned)
         for step in steps_after(file.code, region):

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 
-from gradlint.cpp.dataflow import inference_regions, module_assignments
+from gradlint.cpp.dataflow import module_assignments
 from gradlint.diagnostics import Diagnostic
 
 _BACKWARD = re.compile(r"(?:\.|->)\s*backward\s*\(")
 
 
 def check(file) -> Iterator[Diagnostic]:
-    for region in inference_regions(file):
+    for region in file.inference_regions:
         for name, offset in module_assignments(file.code, region).items():
             training = _training_use(file.code, name, region.scope.close, region.function.close)
             if training is None:

@@ -4,7 +4,7 @@ function. Neither changes any mode (torch-semantics §7b)."""
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Iterator, Set, Tuple
+from typing import Dict, Iterator, Set, Tuple
 
 from gradlint.cpp.edits import unused_name
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
@@ -34,7 +34,7 @@ def check(file) -> Iterator[Diagnostic]:
         used = taken.setdefault(function.open, set())
         words = file.per_scope("words", function, lambda scope: frozenset(
             re.findall(r"[A-Za-z_]\w*", file.code[scope.open:scope.close])))
-        name = unused_name(file.code, 0, 0, taken=(used, words, _outer_words(file)))
+        name = unused_name(file.code, 0, 0, taken=(used, words, file.words_outside_functions))
         used.add(name)
         message = f"unnamed `{decl.guard}` temporary ends with its statement and changes no mode; name it"
         if _before_a_case_label(file, decl):
@@ -70,18 +70,3 @@ def _before_a_case_label(file, decl) -> bool:
     return False
 
 
-def _outer_words(file) -> FrozenSet[str]:
-    """Words written outside every function body (globals, members, types): a new local
-    with one of these names would shadow it."""
-    return file.shared("outer_words", _words_outside_functions)
-
-
-def _words_outside_functions(file) -> FrozenSet[str]:
-    parts, last = [], 0
-    for scope in file.tree.scopes:
-        if scope.open < last or not scope.is_function:
-            continue
-        parts.append(file.code[last:scope.open])
-        last = scope.close
-    parts.append(file.code[last:])
-    return frozenset(re.findall(r"[A-Za-z_]\w*", "".join(parts)))

@@ -9,10 +9,10 @@ advice, and a wrong InferenceMode turns working code into a runtime error.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterator, Optional, Set, Tuple
 
-from gradlint.cpp.scopes import OBJC_METHOD, Scope
+from gradlint.cpp.scopes import Scope
+from gradlint.cpp.signatures import Signature, split_top_level
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
 
 REPLACEMENT_TYPE = "c10::InferenceMode"
@@ -93,22 +93,7 @@ _IN_PLACE_AFTER = r"""
 """
 # `name = source` and `for (auto& name : source)`.
 _ALIAS = re.compile(r"(?P<name>[A-Za-z_]\w*)\s*(?:=(?!=)|:(?!:))(?P<source>[^;{}]*)")
-_OBJC_PARAMETER = re.compile(r":\s*\((?P<type>[^()]*)\)\s*(?P<name>\w+)")
-# What may stand before a function's return type in its header.
-_PREFIX = re.compile(
-    r"^(?:\s*(?:(?:public|private|protected)\s*:(?!:)|template\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>"
-    r"|\[\[.*?\]\]|__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)))*\s*"
-)
 _ACCESS_LABEL = re.compile(r"\b(?:public|private|protected)\s*:(?!:)")
-_SPECIFIERS = re.compile(r"\b(?:static|inline|virtual|constexpr|consteval|explicit|extern|friend|__forceinline)\b")
-_TRAILING_RETURN = re.compile(r"\)\s*(?:const\s*|noexcept\s*|override\s*|final\s*|&&?\s*)*->\s*(?P<type>[^{;]+?)\s*$")
-
-
-@dataclass(frozen=True)
-class Signature:
-    name: str
-    return_type: Optional[str]  # None: a constructor, destructor or macro-made body
-    parameters: Tuple[Tuple[str, str], ...]  # (type, name)
 
 
 def check(file) -> Iterator[Diagnostic]:
@@ -121,7 +106,7 @@ def check(file) -> Iterator[Diagnostic]:
             continue  # at file scope, or in a lambda or block whose caller is unknown
         if _is_autograd_code(file, function) or _inference_mode_already_on(file, guard, function):
             continue
-        signature = _signature(function)
+        signature = file.signature_of(function)
         if signature is None:
             continue
         if records is None:
@@ -134,12 +119,8 @@ def check(file) -> Iterator[Diagnostic]:
 def _inference_mode_already_on(file, guard, function: Scope) -> bool:
     """The function also turns InferenceMode on around the guard (the iOS demos pair
     `AutoGradMode(false)` with `c10::InferenceMode`): replacing it would add nothing."""
-    for other in file.guards:
-        if (other.guard == "InferenceMode" and other.form in ("named", "auto") and other.turns_autograd_off
-                and function.open < other.type_start < function.close
-                and other.scope.open < guard.type_start < other.scope.close):
-            return True
-    return False
+    return any(function.open < other.type_start < function.close
+               for other in file.inference_mode_guards_around(guard.type_start))
 
 
 def _diagnostic(file, guard, function_name: str) -> Diagnostic:
@@ -164,86 +145,6 @@ def _is_autograd_code(file, function: Scope) -> bool:
     owner = function.qualifier or (function.parent.name if function.parent is not None
                                    and function.parent.kind == "class" else "")
     return owner in autograd_classes
-
-
-# -- the function's signature -------------------------------------------------------------
-
-def _signature(function: Scope) -> Optional[Signature]:
-    header = function.header
-    if function.kind == "method":
-        objc = None
-        for objc in OBJC_METHOD.finditer(header):
-            pass
-        if objc is None:
-            return None
-        parameters = tuple((m.group("type"), m.group("name"))
-                           for m in _OBJC_PARAMETER.finditer(header, objc.end()))
-        return Signature(function.name, objc.group("type"), parameters)
-    text = header[_PREFIX.match(header).end():]
-    paren = _first_top_level_paren(text)
-    closing = _matching_paren(text, paren) if paren is not None else None
-    if closing is None:
-        return None
-    name = re.search(r"((?:~?\w+\s*::\s*)*(?:operator\s*\S+?|~?\w+))\s*$", text[:paren])
-    if name is None:
-        return None
-    return_type = _SPECIFIERS.sub(" ", text[:name.start()]).strip() or None
-    trailing = _TRAILING_RETURN.search(text, closing)
-    if trailing is not None:
-        return_type = trailing.group("type")
-    parameters = tuple(filter(None, map(_split_parameter, _split_top_level(text[paren + 1:closing]))))
-    return Signature(name.group(1).split("::")[-1].strip(), return_type, parameters)
-
-
-def _first_top_level_paren(text: str) -> Optional[int]:
-    angle = 0
-    for position, char in enumerate(text):
-        if char == "<":
-            angle += 1
-        elif char == ">" and angle:
-            angle -= 1
-        elif char == "(" and angle == 0:
-            if re.search(r"\boperator\s*$", text[:position]):
-                continue  # `operator()`: the parameters follow the next paren
-            return position
-    return None
-
-
-def _matching_paren(text: str, open_: int) -> Optional[int]:
-    depth = 0
-    for position in range(open_, len(text)):
-        if text[position] == "(":
-            depth += 1
-        elif text[position] == ")":
-            depth -= 1
-            if depth == 0:
-                return position
-    return None
-
-
-def _split_top_level(text: str) -> list:
-    parts, depth, start = [], 0, 0
-    for position, char in enumerate(text):
-        if char in "(<[{":
-            depth += 1
-        elif char in ")>]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(text[start:position])
-            start = position + 1
-    parts.append(text[start:])
-    return [part.strip() for part in parts if part.strip()]
-
-
-def _split_parameter(text: str) -> Optional[Tuple[str, str]]:
-    text = re.split(r"=(?!=)", text, maxsplit=1)[0].strip()  # drop a default argument
-    text = re.sub(r"(?:\[[^\]]*\])+$", "", text).strip()  # `char* argv[]`
-    match = re.search(r"[A-Za-z_]\w*$", text)
-    if match is None or text == "void":
-        return None
-    if not re.search(r"[\w>&*]\s*$", text[:match.start()]):
-        return (text, "")  # a type with no name
-    return (text[:match.start()].strip(), match.group())
 
 
 # -- what the function does with its tensors ---------------------------------------------
@@ -331,7 +232,7 @@ def _plain_records(file) -> FrozenSet[str]:
             continue
         fields = [part for part in file.code[scope.open + 1:scope.close].split(";") if part.strip()]
         field_types = [re.sub(r"\s*[A-Za-z_]\w*\s*(?:\[[^\]]*\])?\s*(?:=[^,]*)?$", "",
-                              _split_top_level(declaration)[0]) for declaration in fields]
+                              split_top_level(declaration)[0]) for declaration in fields]
         if all(_is_plain_type(_ACCESS_LABEL.sub("", type_), frozenset(records)) for type_ in field_types):
             records.add(scope.name)
     return frozenset(records)
@@ -359,7 +260,7 @@ def _more_declarators(body: str, after_first: int) -> Set[str]:
     end = body.find(";", after_first)
     if end < 0:
         return set()
-    rest = _split_top_level(body[after_first:end])
+    rest = split_top_level(body[after_first:end])
     return {found.group(1) for part in rest[1:]
             for found in [re.match(r"[&*\s]*([A-Za-z_]\w*)\s*(?:=|\{|\(|\[|$)", part)] if found}
 
