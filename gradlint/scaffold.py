@@ -18,6 +18,8 @@ from typing import Dict, List, Optional, Sequence
 from gradlint.rule import REQUIRED_SECTIONS
 
 USAGE_ERROR = 2
+# The first fixture's pinned message fragment: replace it with the claim the message makes.
+FRAGMENT = "TODO: the claim the message makes"
 _CODE = re.compile(r"^GL\d{3}$")
 _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,7 +30,7 @@ _LANGUAGES: Dict[str, dict] = {
         "extension": "py",
         "prefilter": r"\bno_grad\b",
         "fixture": "import torch\n\n\ndef evaluate(model, batch):\n"
-                   "    with torch.no_grad():  # expect: {code}\n"
+                   "    with torch.no_grad():  # expect: {code}:10 \"{fragment}\"\n"
                    "        return model(batch)\n",
         "example": "```python\n{indent}with torch.no_grad():\n{indent}    logits = model(batch)\n{indent}```",
     },
@@ -37,7 +39,7 @@ _LANGUAGES: Dict[str, dict] = {
         "prefilter": r"NoGradGuard",
         "fixture": "#include <torch/extension.h>\n\n"
                    "torch::Tensor evaluate(torch::nn::Linear& model, const torch::Tensor& batch) {{\n"
-                   "  torch::NoGradGuard no_grad;  // expect: {code}\n"
+                   "  torch::NoGradGuard no_grad;  // expect: {code}:3 \"{fragment}\"\n"
                    "  return model->forward(batch);\n}}\n",
         "example": "```cpp\n{indent}void evaluate(torch::nn::Linear& model, const torch::Tensor& batch) {{\n"
                    "{indent}  torch::NoGradGuard no_grad;\n{indent}  model->forward(batch);\n{indent}}}\n{indent}```",
@@ -142,7 +144,8 @@ def plan(code: str, rule_name: str, languages: Sequence[str], root: str) -> Dict
             files[f"gradlint/rules/{module}/{language}.py"] = _language_module(code, language)
     for language in languages:
         spec = _LANGUAGES[language]
-        files[f"fixtures/{language}/{code}/first_case.{spec['extension']}"] = spec["fixture"].format(code=code)
+        case = f"fixtures/{language}/{code}/first_case.{spec['extension']}"
+        files[case] = spec["fixture"].format(code=code, fragment=FRAGMENT)
     return files
 
 
@@ -177,7 +180,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for relative in written:
         print(f"wrote {relative}")
     print(f"next: write the check until `python -m pytest tests/test_fixtures.py -k {options.code}` passes "
-          "(its first fixture fails now), fill in the docstring's TODOs, then run `python -m gradlint.docs > docs/rules.md` "
+          "(its first fixture fails now; pin the real column and message, then `--update-snapshots`), "
+          "fill in the docstring's TODOs, then run `python -m gradlint.docs > docs/rules.md` "
           "and `python -m gradlint.docs --readme` (CONTRIBUTING, \"Adding a rule\")")
     return 0
 

@@ -7,27 +7,28 @@ import os
 import shutil
 import subprocess
 import sys
-from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
-from fixture_harness import Fixture
+from fixture_harness import Fixture, mismatches
 from gradlint.rule import REQUIRED_SECTIONS
+from gradlint.scaffold import FRAGMENT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # What a contributor writes first: report each guard the prefilter found, on its line.
-PYTHON_CHECK = '''
+PYTHON_CHECK = f'''
 def check(file):
     import libcst as cst
     for statement in file.nodes(cst.With):
-        yield file.diagnostic(statement.items[0].item, "a guard")
+        yield file.diagnostic(statement.items[0].item, "{FRAGMENT}")
 '''
-CPP_CHECK = '''
+CPP_CHECK = f'''
 def check(file):
     from gradlint.diagnostics import Diagnostic
     for guard in file.guards:
-        yield Diagnostic(guard.type_start, guard.type_end, "a guard")
+        yield Diagnostic(guard.statement_start, guard.statement_end, "{FRAGMENT}")
 '''
 
 
@@ -46,11 +47,14 @@ def run(checkout, *arguments, code=None):
     return subprocess.run(command, cwd=checkout, env=environment, capture_output=True, text=True, timeout=300)
 
 
-def findings(checkout, code, path):
+def problems(checkout, code, path):
+    """What the fixture harness finds wrong with `gradlint check` (the copy's) on a fixture."""
     result = run(checkout, "-m", "gradlint", "check", "--no-cache", "--select", code,
                  "--output-format", "json", path)
     assert result.returncode in (0, 1), result.stderr
-    return Counter((finding["start"]["line"], finding["code"]) for finding in json.loads(result.stdout))
+    findings = [SimpleNamespace(code=item["code"], message=item["message"], cell=item.get("cell"),
+                                start=SimpleNamespace(**item["start"])) for item in json.loads(result.stdout)]
+    return mismatches(Fixture(path, code).expected(), findings)
 
 
 def test_a_two_language_rule_from_scaffold_to_passing_fixtures(checkout):
@@ -67,14 +71,13 @@ def test_a_two_language_rule_from_scaffold_to_passing_fixtures(checkout):
     cases = {language: checkout / "fixtures" / language / "GL408" / f"first_case.{extension}"
              for language, extension in (("python", "py"), ("cpp", "cpp"))}
     for case in cases.values():
-        fixture = Fixture(str(case), "GL408")
-        assert sum(fixture.expected().values()) == 1  # the harness reads its expectation
-        assert findings(checkout, "GL408", str(case)) != fixture.expected()  # fails: no check yet
+        assert len(Fixture(str(case), "GL408").expected()) == 1  # the harness reads its pinned expectation
+        assert problems(checkout, "GL408", str(case)) != []  # it fails: no check yet
 
     (package / "python.py").write_text(PYTHON_CHECK)
     (package / "cpp.py").write_text(CPP_CHECK)
     for case in cases.values():
-        assert findings(checkout, "GL408", str(case)) == Fixture(str(case), "GL408").expected()
+        assert problems(checkout, "GL408", str(case)) == []
 
 
 def test_a_one_language_rule_is_one_module(checkout):
