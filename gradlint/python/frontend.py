@@ -49,13 +49,24 @@ class PythonFile:
             return code_children(node)
         return found
 
-    @cached_property
-    def training_scopes(self):
-        """The functions (and the module, for top-level code) that run backward or an
-        optimizer step."""
-        from gradlint.python.training import training_scopes
+    def trains(self, function) -> bool:
+        """Whether `function` (a `cst.FunctionDef`) itself runs backward or an optimizer step,
+        asked of its `ast` twin in the outline (`gradlint.python.flow.training`, which the
+        inference flow reads too). True when the outline cannot tell: then no advice."""
+        from gradlint.python.flow.training import trains
 
-        return training_scopes(self)
+        twin = self._ast_functions.get((self.line_of(function), function.name.value))
+        return True if twin is None else trains(self.outline, twin)
+
+    @cached_property
+    def _ast_functions(self) -> Dict[Tuple[int, str], object]:
+        """The outline's function definitions by (line of `def`, name)."""
+        import ast
+
+        if self.outline is None:
+            return {}
+        return {(node.lineno, node.name): node for node in ast.walk(self.outline.module)
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     @cached_property
     def autograd_function_methods(self) -> FrozenSet:

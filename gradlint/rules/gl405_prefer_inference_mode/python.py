@@ -4,7 +4,6 @@ import libcst as cst
 
 from gradlint.diagnostics import Edit, Fix, Safety, quoted
 from gradlint.python.flow.knowledge import is_in_place_method
-from gradlint.python.training import trains
 
 # What may be done with a tensor made in the block after it ends: read a number out of it.
 READ_OUT_ATTRIBUTES = frozenset({"item", "tolist", "numpy", "shape", "size", "dim", "numel", "dtype"})
@@ -29,7 +28,7 @@ def check(file):
         function = file.guards.function_of(statement)
         if not isinstance(function, cst.FunctionDef) or function in excluded:
             continue
-        if trains(function, file) or "requires_grad" in file.code_for(function):
+        if file.trains(function) or "requires_grad" in file.code_for(function):
             continue
         if _makes_no_tensor(statement.body):
             continue  # `raise`, `pass`, `assert` only: no guard is needed at all
