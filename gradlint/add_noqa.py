@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from gradlint.diagnostics import Finding, LineIndex
 from gradlint.engine import Linter
 from gradlint.frontend import language_for
+from gradlint.rule import engine_codes
 from gradlint.source import SourceError, read_bytes, write_atomic
 from gradlint.suppression import cpp_suppressions, python_suppressions
 
@@ -68,8 +69,10 @@ def add_noqa(path: str, linter: Linter) -> Tuple[int, Optional[str]]:
         source = language.decode(raw)
     except (SourceError, ValueError) as error:
         return 0, f"{path}: not changed: {error}"
+    # Errors of the file or of gradlint are fixed, not silenced (GL003 cannot be met here).
+    errors_not_suppressed = engine_codes()
     findings = [finding for finding in linter.check_text(source.text, path, language)
-                if finding.code not in ("GL001", "GL002", "GL999")]
+                if finding.code not in errors_not_suppressed]
     if not findings:
         return 0, None
     text, added = with_suppressions(source.text, findings, language.name == "cpp")

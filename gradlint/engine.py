@@ -13,15 +13,14 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex
 from gradlint.frontend import language_for
 from gradlint.language import FrontEndSyntaxError, Language
-from gradlint.rule import Rule, all_rules
+from gradlint.rule import Rule, all_rules, engine_rule
 from gradlint.settings import Settings
-from gradlint.suppression import MAY_NAME_OUR_CODES, UNUSED_SUPPRESSION, unused as unused_suppressions
+from gradlint.suppression import MAY_NAME_OUR_CODES, unused as unused_suppressions
 from gradlint.source import (
     DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
 )
 from gradlint.textsearch import TextSearch, required_strings
 
-INTERNAL_ERROR = "GL999"
 MAX_FIX_PASSES = 10
 
 
@@ -71,6 +70,9 @@ class Linter:
         self._rules: Dict[str, Rule] = {code: cls() for code, cls in all_rules().items()}
         # Rules from outside the package (tests, embedding tools); enable them in settings.
         self._rules.update((rule.code, rule) for rule in extra_rules)
+        # What the engine reports itself: the rules say under which code.
+        self._internal_error_rule = self._rules[engine_rule("internal-error").code]
+        self._unused_suppression_rule = self._rules[engine_rule("unused-suppression").code]
         self._selections: Dict[Tuple[str, frozenset], _Selection] = {}
 
     # -- checking ---------------------------------------------------------------------------
@@ -82,7 +84,7 @@ class Linter:
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
         selection = self._selection(language.name, enabled)
         # GL003 judges the suppression comments once every other rule has reported.
-        audit = UNUSED_SUPPRESSION in enabled and MAY_NAME_OUR_CODES.search(text) is not None
+        audit = self._unused_suppression_rule.code in enabled and MAY_NAME_OUR_CODES.search(text) is not None
         search = TextSearch(text)
         if selection.gate is not None and not search.has_any(selection.gate):
             # No selected rule's first prefilter can match: most files end here.
@@ -118,7 +120,7 @@ class Linter:
                 for diagnostic in rule.check(language.name, parsed):
                     reported.append((rule, diagnostic))
             except Exception as error:  # one rule's bug must not stop the others
-                reported.append((self._rules[INTERNAL_ERROR], self._internal_error(rule, path, error)))
+                reported.append((self._internal_error_rule, self._internal_error(rule, path, error)))
         return self._stamp(_unexpected(reported, language, parsed), text, path, language, audit)
 
     def _unchecked_syntax(self, text: str, path: str, language: Language, enabled: frozenset,
@@ -129,7 +131,7 @@ class Linter:
         selected or not) and CPython cannot compile it. Files that name no guard are not
         parsed at all, so they get no GL001."""
         errors: Sequence[FrontEndSyntaxError] = ()
-        if language.syntax_error_code in enabled and self._may_concern_a_rule(language, search):
+        if _syntax_error_code(language) in enabled and self._may_concern_a_rule(language, search):
             if decode_error is not None:
                 errors = (FrontEndSyntaxError(f"cannot decode: {decode_error.message}", decode_error.offset),)
             elif not language.compiles(text):
@@ -148,7 +150,7 @@ class Linter:
 
     def _syntax_errors(self, errors: Iterable[FrontEndSyntaxError], text: str, language: Language,
                        enabled: frozenset) -> List[Tuple[Rule, Diagnostic]]:
-        code = language.syntax_error_code
+        code = _syntax_error_code(language)
         if code not in enabled:
             return []
         return [(self._rules[code], Diagnostic(error.offset, min(error.offset + 1, len(text)), error.message))
@@ -208,7 +210,7 @@ class Linter:
         seen = set()
         for rule, diagnostic in reported:
             start = lines.position(diagnostic.start)
-            if rule.code != INTERNAL_ERROR and suppressions.is_suppressed(start.line, rule.code):
+            if rule is not self._internal_error_rule and suppressions.is_suppressed(start.line, rule.code):
                 continue
             key = (rule.code, diagnostic.start, diagnostic.end, diagnostic.message)
             if key in seen:
@@ -216,7 +218,7 @@ class Linter:
             seen.add(key)
             findings.append(_finding(path, rule, diagnostic, lines, in_cell))
         if audit:
-            auditor = self._rules[UNUSED_SUPPRESSION]
+            auditor = self._unused_suppression_rule
             findings.extend(_finding(path, auditor, diagnostic, lines, in_cell)
                             for diagnostic in unused_suppressions(suppressions, text))
         findings.sort(key=lambda finding: finding.sort_key)
@@ -397,13 +399,18 @@ def apply_fixes(text: str, findings: Iterable[Finding]) -> str:
     return "".join(parts)
 
 
+def _syntax_error_code(language: Language) -> str:
+    return engine_rule("syntax-error:" + language.syntax_errors).code
+
+
 def exit_code(reports: Iterable[FileReport]) -> int:
+    internal_error = engine_rule("internal-error").code
     has_findings = False
     for report in reports:
         if report.error is not None:
             return 2
         for finding in report.findings:
-            if finding.code == INTERNAL_ERROR:
+            if finding.code == internal_error:
                 return 2
             has_findings = True
     return 1 if has_findings else 0

@@ -20,8 +20,9 @@ class FrontEndSyntaxError(Exception):
 class Language:
     name: str
     extensions: Tuple[str, ...]
-    # The code of the finding a parse failure becomes.
-    syntax_error_code: str
+    # The syntax errors it reports: the rule whose `engine_reports` is
+    # `"syntax-error:<this>"` holds them (GL001 for the Python family).
+    syntax_errors: str
     def decode(self, raw: bytes) -> DecodedSource:
         raise NotImplementedError
 

@@ -55,8 +55,10 @@ class Rule:
     # (first) pattern must also match in the top-level statement that holds a finding, or
     # in an import that names what it uses: partial parsing keeps just those.
     prefilter: ClassVar[Union[str, Tuple[str, ...], Mapping[str, Union[str, Tuple[str, ...]]], None]] = None
-    # Findings the engine itself reports (syntax errors, internal errors).
-    reported_by_engine: ClassVar[bool] = False
+    # What the engine itself reports under this rule, instead of checks: "internal-error",
+    # "unused-suppression", or "syntax-error:<family>" (a front end's `syntax_errors`).
+    # The engine asks `engine_rule(event)`, so no code is written into it.
+    engine_reports: ClassVar[Optional[str]] = None
     # True: `select` does not turn the rule off (syntax errors); only `ignore` does.
     kept_by_select: ClassVar[bool] = False
     # False: a Python rule may be handed only part of the module (gradlint.python.partial):
@@ -212,7 +214,7 @@ def _validate(rule: type) -> None:
         raise RuleDefinitionError(f"{where}: name must be kebab-case")
     if not getattr(rule, "summary", ""):
         raise RuleDefinitionError(f"{where}: summary is missing")
-    if not rule.reported_by_engine and not rule.languages():
+    if rule.engine_reports is None and not rule.languages():
         raise RuleDefinitionError(f"{where}: implements no check_<language> method")
     # One way to write each shape: one language in one module's class, several as a package
     # with a module per language (CONTRIBUTING, "A rule").
@@ -222,6 +224,24 @@ def _validate(rule: type) -> None:
     if len({name.split("_", 1)[1] for name in methods}) > 1:
         raise RuleDefinitionError(f"{where}: a rule for several languages is a package with a module per language")
     # The docstring's sections are checked by tests/test_docs.py, not on every start.
+
+
+def engine_rule(event: str) -> type:
+    """The rule whose `engine_reports` is `event` (`"internal-error"`)."""
+    found = _engine_rules().get(event)
+    if found is None:
+        raise RuleDefinitionError(f"no rule reports {event!r}")
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _engine_rules() -> Dict[str, type]:
+    return {rule.engine_reports: rule for rule in all_rules().values() if rule.engine_reports is not None}
+
+
+def engine_codes() -> FrozenSet[str]:
+    """The codes the engine reports itself (syntax, lexing, internal errors, unused suppressions)."""
+    return frozenset(rule.code for rule in _engine_rules().values())
 
 
 def rules_by_name() -> Dict[str, type]:

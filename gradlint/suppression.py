@@ -26,10 +26,6 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from gradlint.diagnostics import Diagnostic, Edit, Fix, LineIndex, Safety
 from gradlint.settings import selector_prefix
 
-UNUSED_SUPPRESSION = "GL003"
-# Codes the engine reports only when it parses the file, or about itself: a comment naming
-# one of them is never judged unused.
-_NOT_AUDITED = ("GL001", "GL002", "GL003", "GL999")
 # Files without this cannot hold a comment that names one of our codes.
 MAY_NAME_OUR_CODES = re.compile(r"(?:noqa|NOLINT)[^\n]*?(?:GL|ALL)|gradlint:\s*noqa", re.IGNORECASE)
 
@@ -232,13 +228,15 @@ def unused(suppressions: LineSuppressions, text: str) -> List[Diagnostic]:
 def _audited(written: str) -> bool:
     """Whether a written code is ours and judged: another tool's code is not, nor one that
     names only what the engine reports (syntax and internal errors)."""
-    from gradlint.rule import all_rules
+    from gradlint.rule import all_rules, engine_codes
 
     prefix = selector_prefix(written)
     if prefix and not prefix.startswith("GL"):
         return False
     named = [code for code in all_rules() if code.startswith(prefix)]
-    return not named or any(code not in _NOT_AUDITED for code in named)
+    # The engine reports those only when it parses the file, or about itself: a comment
+    # naming only them is never judged unused.
+    return not named or any(code not in engine_codes() for code in named)
 
 
 def _without_code(comment: Comment, item, remaining) -> Fix:

@@ -14,7 +14,7 @@ class CppLanguage(Language):
     name = "cpp"
     extensions = (".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh",
                   ".mm", ".inl")
-    syntax_error_code = "GL002"
+    syntax_errors = "cpp"
 
     def decode(self, raw: bytes) -> DecodedSource:
         return decode_cpp(raw)

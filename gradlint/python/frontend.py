@@ -183,7 +183,7 @@ class PythonFile:
 class PythonLanguage(Language):
     name = "python"
     extensions = (".py",)
-    syntax_error_code = "GL001"
+    syntax_errors = "python"
 
     def decode(self, raw: bytes) -> DecodedSource:
         return decode_python(raw)

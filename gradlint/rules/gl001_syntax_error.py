@@ -54,5 +54,5 @@ class SyntaxErrorRule(Rule):
     code = "GL001"
     name = "syntax-error"
     summary = "Python source that cannot be parsed"
-    reported_by_engine = True
+    engine_reports = "syntax-error:python"
     kept_by_select = True

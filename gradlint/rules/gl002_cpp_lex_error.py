@@ -30,4 +30,4 @@ class CppLexErrorRule(Rule):
     code = "GL002"
     name = "cpp-lex-error"
     summary = "C++ source that cannot be lexed"
-    reported_by_engine = True
+    engine_reports = "syntax-error:cpp"

@@ -54,4 +54,4 @@ class UnusedSuppression(Rule):
     severity = Severity.WARNING
     default_enabled = False
     fix_safety = Safety.SAFE
-    reported_by_engine = True
+    engine_reports = "unused-suppression"

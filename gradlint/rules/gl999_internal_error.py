@@ -28,4 +28,4 @@ class InternalErrorRule(Rule):
     code = "GL999"
     name = "internal-error"
     summary = "A rule failed on a file (a bug in gradlint)"
-    reported_by_engine = True
+    engine_reports = "internal-error"

@@ -37,7 +37,7 @@ def test_rules_on_by_default_are_proven_or_documented_as_advice(oracle_session):
             proven.add(fixture.code)
     unproven = [
         code for code, rule in all_rules().items()
-        if rule.default_enabled and not rule.reported_by_engine and code not in proven
+        if rule.default_enabled and rule.engine_reports is None and code not in proven
         and ADVICE_PHRASE not in rule.__doc__.lower()
     ]
     assert not unproven, (
