@@ -263,9 +263,3 @@ class OutlineFile:
     path: str
     text: str
     outline: Outline
-
-
-def enters_inference_mode(outline: Outline) -> bool:
-    """The screen of the inference-flow rules (GL201-GL204): the flow follows only values
-    made where inference mode is surely on."""
-    return outline.enters_inference_mode

@@ -1,10 +1,9 @@
-import ast
-
 import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity, quoted
 from gradlint.python.edits import wrap_statements
 from gradlint.python.guards import canonical_guard, literal_bool
+from gradlint.python.screens import needs_guard_call_statement
 from gradlint.rule import Rule
 
 
@@ -64,10 +63,7 @@ class SetGradEnabledAsScope(Rule):
     fix_safety = Safety.UNSAFE
     prefilter = r"\bset_grad_enabled\b"
 
-    def screen_python(self, outline) -> bool:
-        """`torch.set_grad_enabled(...)` as a statement."""
-        return any(guard.kind == "set_grad_enabled" for call, _, _ in outline.calls_in_statements(ast.Expr)
-                   for guard in outline.guards(call))
+    screen_python = needs_guard_call_statement("set_grad_enabled")
 
     def check_python(self, file):
         for block in file.nodes(cst.IndentedBlock) + [file.module]:

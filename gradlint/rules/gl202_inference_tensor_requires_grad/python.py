@@ -1,8 +1,8 @@
 """GL202 in Python: read the requires-grad events of the inference-tensor flow."""
 from gradlint.python.flow_report import flow_diagnostics
-from gradlint.python.outline import enters_inference_mode
+from gradlint.python.screens import ENTERS_INFERENCE_MODE
 
-screen = enters_inference_mode  # Rule.screen: the flow starts only where inference mode is surely on
+screen = ENTERS_INFERENCE_MODE  # Rule.screen: the flow starts only where inference mode is surely on
 
 
 def check(file):

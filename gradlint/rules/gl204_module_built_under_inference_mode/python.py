@@ -2,9 +2,9 @@
 from gradlint.diagnostics import Diagnostic
 from gradlint.python.flow import inference_flow
 from gradlint.python.flow_report import origin_of, passed_through, snippet
-from gradlint.python.outline import enters_inference_mode
+from gradlint.python.screens import ENTERS_INFERENCE_MODE
 
-screen = enters_inference_mode  # Rule.screen: the flow starts only where inference mode is surely on
+screen = ENTERS_INFERENCE_MODE  # Rule.screen: the flow starts only where inference mode is surely on
 
 
 def check(file):

@@ -1,12 +1,11 @@
 """GL301 in Python: `inference_mode` inside `forward`/`backward`/`setup_context` of a
 `torch.autograd.Function` subclass (torch-semantics §4)."""
 from gradlint.diagnostics import Diagnostic, Fix, Safety, quoted
-from gradlint.knowledge import names
 from gradlint.python.edits import remove_line, unwrap_with
+from gradlint.python.screens import ENTERS_INFERENCE_MODE, all_of, needs_subclass_of
 
 
-def screen(outline) -> bool:
-    return outline.enters_inference_mode and any(outline.subclasses_of(names("autograd_function", "python_base")))
+screen = all_of(ENTERS_INFERENCE_MODE, needs_subclass_of("autograd_function", "python_base"))
 
 
 def check(file):

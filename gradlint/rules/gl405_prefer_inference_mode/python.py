@@ -4,16 +4,15 @@ import libcst as cst
 
 from gradlint.diagnostics import Edit, Fix, Safety, quoted
 from gradlint.python.flow.knowledge import is_in_place_method
+from gradlint.python.screens import needs_region
 
 # What may be done with a tensor made in the block after it ends: read a number out of it.
 READ_OUT_ATTRIBUTES = frozenset({"item", "tolist", "numpy", "shape", "size", "dim", "numel", "dtype"})
 READ_OUT_CALLS = frozenset({"print", "float", "int", "len", "str", "bool", "repr", "round"})
 
 
-def screen(outline) -> bool:
-    """A one-item `with torch.no_grad():` in a function."""
-    return any(region.guard.kind == "no_grad" and not region.is_decorator and region.function is not None
-               and len(region.owner.items) == 1 for region in outline.regions)
+# A one-item `with torch.no_grad():` in a function.
+screen = needs_region("no_grad", decorator=False, in_function=True, single_item=True)
 
 
 def check(file):
