@@ -1,9 +1,10 @@
+import ast
+
 import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity, quoted
 from gradlint.python.edits import wrap_statements
 from gradlint.python.guards import canonical_guard, literal_bool
-from gradlint.python.screens import needs_guard_call_statement
 from gradlint.rule import Rule
 
 
@@ -63,7 +64,21 @@ class SetGradEnabledAsScope(Rule):
     fix_safety = Safety.UNSAFE
     prefilter = r"\bset_grad_enabled\b"
 
-    screen_python = needs_guard_call_statement("set_grad_enabled")
+    def screen_python(self, outline) -> bool:
+        """`torch.set_grad_enabled(False)` as a statement, and a later statement of its block
+        that sets the mode again (what `check_python` reports needs both)."""
+        if not any(_outline_switch(outline, statement) is False for statement, _ in outline.statements_of(ast.Expr)):
+            return False
+        blocks = [outline.module.body]
+        while blocks:
+            switched = False
+            for statement in blocks.pop():
+                mode = _outline_switch(outline, statement)
+                if switched and mode is not None:
+                    return True
+                switched = switched or mode is False
+                blocks.extend(block for field in _BLOCK_FIELDS if (block := getattr(statement, field, None)))
+        return False
 
     def check_python(self, file):
         for block in file.nodes(cst.IndentedBlock) + [file.module]:
@@ -101,6 +116,22 @@ class SetGradEnabledAsScope(Rule):
             f"between leaves grad off (torch-semantics §2)",
             fix,
         )
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _outline_switch(outline, statement):
+    """From `ast`: False for a statement `set_grad_enabled(False)`, True for one with another
+    single argument (a reset `_switch` may read), None for anything else."""
+    if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+        return None
+    call = statement.value
+    if len(call.args) + len(call.keywords) != 1 or not any(
+            guard.kind == "set_grad_enabled" for guard in outline.guards(call)):
+        return None
+    argument = call.args[0] if call.args else call.keywords[0].value
+    return not (isinstance(argument, ast.Constant) and argument.value is False)
 
 
 def _switch(file, statement):

@@ -90,6 +90,70 @@ def test_every_screen_rejects_code_that_only_names_guards():
             assert not rule.screen("python")(outline), code
 
 
+# What each sharper screen rejects: code its rule reads closely and reports nothing in (a
+# large test module holds all of it, and libcst cost it seconds).
+CLOSE_BUT_CLEAN = {
+    "GL301": """
+import torch
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+
+def predict(model, x):
+    with torch.inference_mode():
+        return model(x)
+""",
+    "GL401": """
+import torch
+
+
+def evaluate(model, x):
+    guard = torch.no_grad()
+    with guard:
+        return model(x)
+""",
+    "GL403": """
+import torch
+
+
+def step(queue, model, x):
+    with torch.no_grad():
+        queue.start()
+        return model(x)
+""",
+    "GL405": """
+import torch
+
+
+def refresh(model, x):
+    with torch.no_grad():
+        model.weight.copy_(x)
+    x.requires_grad_(True)
+""",
+    "GL407": """
+import torch
+
+
+def freeze():
+    torch.set_grad_enabled(False)
+""",
+}
+
+
+@pytest.mark.parametrize("code", sorted(CLOSE_BUT_CLEAN))
+def test_a_sharper_screen_spares_libcst_where_its_rule_finds_nothing(monkeypatch, code):
+    source = CLOSE_BUT_CLEAN[code]
+    assert _linter(codes={code}).check_text(source, "case.py", PYTHON) == []
+    _refuse_libcst(monkeypatch)
+    assert _linter(codes={code}).check_text(source, "case.py", PYTHON) == []
+    assert not all_rules()[code]().screen("python")(parse_outline(source))
+
+
 @pytest.mark.parametrize("source, code", [
     ("import torch\nwith torch.no_grad:\n    pass\n", "GL402"),
     ("import torch\ndef f(x):\n    with torch.inference_mode():\n        y = x * 2\n    y.add_(1)\n", "GL201"),

@@ -1,11 +1,24 @@
 """GL301 in Python: `inference_mode` inside `forward`/`backward`/`setup_context` of a
 `torch.autograd.Function` subclass (torch-semantics §4)."""
+import ast
+
 from gradlint.diagnostics import Diagnostic, Fix, Safety, quoted
 from gradlint.python.edits import remove_line, unwrap_with
-from gradlint.python.screens import ENTERS_INFERENCE_MODE, all_of, needs_subclass_of
+from gradlint.knowledge import names
 
 
-screen = all_of(ENTERS_INFERENCE_MODE, needs_subclass_of("autograd_function", "python_base"))
+def screen(outline) -> bool:
+    """An inference region in a method `check` reads: on a large test module the Function
+    subclasses and the inference regions are usually far apart, and libcst is not needed."""
+    if not outline.enters_inference_mode:
+        return False
+    method_names = names("autograd_function", "python_method")
+    methods = {id(statement) for klass in outline.subclasses_of(names("autograd_function", "python_base"))
+               for statement in klass.body
+               if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in method_names}
+    return any(region.guard.kind == "inference_mode" and region.guard.inference
+               and id(region.owner if region.is_decorator else region.function) in methods
+               for region in outline.regions)
 
 
 def check(file):

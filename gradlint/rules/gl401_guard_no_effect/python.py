@@ -26,12 +26,22 @@ def _made_guard(file, node):
 def screen(outline) -> bool:
     """A guard call that is a whole statement, or assigned to a name in a function."""
     for call, statement, function in outline.calls_in_statements(ast.Expr, ast.Assign):
-        if isinstance(statement, ast.Assign) and function is None:
+        if isinstance(statement, ast.Assign) and (function is None or _read_in(function, statement)):
             continue
         if any(guard.kind in SCOPED_GUARDS and guard.qualified != INFERENCE_MODE_CLASS
                for guard in outline.guards(call)):
             return True
     return False
+
+
+def _read_in(function, assign) -> bool:
+    """Whether the one name `assign` binds is read in `function` (where `check` reports a
+    guard never entered only when it is not); True for other targets, which it skips."""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
+        return True
+    target = assign.targets[0]
+    return any(isinstance(node, ast.Name) and node.id == target.id and node is not target
+               for statement in function.body for node in ast.walk(statement))
 
 
 def check(file):

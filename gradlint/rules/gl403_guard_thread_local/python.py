@@ -76,6 +76,24 @@ def screen(outline) -> bool:
         for node in nodes_in(region.body):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and (node.func.attr == "start" or node.func.attr in SUBMIT_METHODS)):
+                scope = region.owner if region.is_decorator else (region.function or outline.module)
+                if _makes_thread_or_pool(outline, scope):
+                    return True
+                break
+    return False
+
+
+_MADE_CLASSES = THREAD_CLASSES | EXECUTOR_CLASSES
+_MADE_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in _MADE_CLASSES)
+
+
+def _makes_thread_or_pool(outline, scope) -> bool:
+    """Whether `scope` calls a thread or pool class anywhere: `check` reports a `.start()`
+    or a submit only on what such a call made (in the region, or bound in the scope)."""
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Call):
+            written = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if written in _MADE_CLASS_NAMES and outline.qualified_names(node.func) & _MADE_CLASSES:
                 return True
     return False
 

@@ -1,18 +1,45 @@
 """GL405 in Python: a `with torch.no_grad():` block whose tensors never reach autograd
 or an in-place update, where `torch.inference_mode()` would do (torch-semantics §1, §4)."""
+import ast
+
 import libcst as cst
 
 from gradlint.diagnostics import Edit, Fix, Safety, quoted
 from gradlint.python.flow.knowledge import is_in_place_method
-from gradlint.python.screens import needs_region
 
 # What may be done with a tensor made in the block after it ends: read a number out of it.
 READ_OUT_ATTRIBUTES = frozenset({"item", "tolist", "numpy", "shape", "size", "dim", "numel", "dtype"})
 READ_OUT_CALLS = frozenset({"print", "float", "int", "len", "str", "bool", "repr", "round"})
 
 
-# A one-item `with torch.no_grad():` in a function.
-screen = needs_region("no_grad", decorator=False, in_function=True, single_item=True)
+def screen(outline) -> bool:
+    """A one-item `with torch.no_grad():` in a function that never names `requires_grad`,
+    whose block lets nothing out that `_bound_names` refuses."""
+    return any(region.guard.kind == "no_grad" and not region.is_decorator and region.function is not None
+               and len(region.owner.items) == 1 and "requires_grad" not in outline.source(region.function)
+               and not _lets_values_out(region.body) for region in outline.regions)
+
+
+_LETS_VALUES_OUT = (ast.Return, ast.Yield, ast.YieldFrom, ast.AugAssign, ast.Global, ast.Nonlocal, ast.Await,
+                    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _lets_values_out(statements) -> bool:
+    """What makes `_bound_names` answer None, read from `ast`: a return, yield, augmented or
+    attribute assignment, a call statement other than `print(...)`, a nested definition."""
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, _LETS_VALUES_OUT):
+                return True
+            if isinstance(node, ast.Expr) and not (isinstance(node.value, ast.Call)
+                                                   and isinstance(node.value.func, ast.Name)
+                                                   and node.value.func.id == "print"):
+                return True
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(target, (ast.Attribute, ast.Subscript)) for target in targets):
+                    return True
+    return False
 
 
 def check(file):
