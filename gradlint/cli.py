@@ -30,7 +30,6 @@ from gradlint.settings import SelectionError, Settings
 from gradlint.source import SourceError
 from gradlint.standard_streams import prepare_standard_streams, to_stderr, to_stdout
 from gradlint.trace.command import trace
-from gradlint.trace.compare import compare_trace as trace_comparison
 
 USAGE_ERROR = 2
 INTERRUPTED = 130
@@ -415,6 +414,8 @@ def check(paths, apply_fixes, diff, add_noqa, compare_trace=None, **options) -> 
     files, skipped = _files(paths, resolver, options["force_exclude"])
     outcome = _run(files, resolver, options, "check")
     if compare_trace:
+        from gradlint.trace.compare import compare_trace as trace_comparison  # only this option needs it
+
         sys.exit(trace_comparison(compare_trace, paths or ["."], outcome.reports, click.echo))
     _finish(RunResult(outcome.reports, "check", _unsafe_fixes(resolver, paths)), options, skipped,
             outcome.file_count)

@@ -14,12 +14,16 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on old Pythons only
-    import tomli as tomllib
-
 from gradlint.settings import SelectionError, expand_selector
+
+
+def _toml():
+    """The TOML reader, imported when a configuration file is read (most runs find none)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on old Pythons only
+        import tomli as tomllib
+    return tomllib
 
 
 class ConfigError(Exception):
@@ -95,6 +99,7 @@ def _merged(base: Dict[str, Any], own: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _load_one(path: str, required_table: bool) -> Dict[str, Any]:
+    tomllib = _toml()
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)
@@ -163,6 +168,7 @@ def _check_codes(codes: List[str], path: str, key: str) -> None:
 
 
 def _has_gradlint_table(path: str) -> bool:
+    tomllib = _toml()
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)

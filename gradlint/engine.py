@@ -6,7 +6,6 @@ findings. Fixing is checking in a loop with the fixes applied in between.
 from __future__ import annotations
 
 import re
-import traceback
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -194,6 +193,8 @@ class Linter:
     def _internal_error(self, rule: Rule, path: str, error: BaseException) -> Diagnostic:
         message = f"rule {rule.code} ({rule.name}) failed on this file: {type(error).__name__}: {error}"
         if self.verbose:
+            import traceback  # a run without a failing rule does not load it
+
             message += "\n" + "".join(traceback.format_exception(type(error), error, error.__traceback__))
         return Diagnostic(0, 0, message)
 

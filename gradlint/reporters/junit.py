@@ -1,17 +1,21 @@
 from __future__ import annotations
 
+import functools
 import re
 from itertools import groupby
 
 from gradlint.reporters import Reporter, RunResult
 from gradlint.reporters.text import location, position_text
 
-# Characters XML 1.0 cannot hold even escaped (source snippets may carry them).
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+@functools.lru_cache(maxsize=1)
+def _not_xml() -> "re.Pattern[str]":
+    """Characters XML 1.0 cannot hold even escaped (source snippets may carry them);
+    compiled on first use, since every run imports this module to list the formats."""
+    return re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _xml_text(text: str) -> str:
-    return _NOT_XML.sub("\ufffd", text)
+    return _not_xml().sub("\ufffd", text)
 
 
 class JunitReporter(Reporter):

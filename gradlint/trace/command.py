@@ -7,7 +7,6 @@ exit status is the program's.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from typing import List, Optional, Sequence
 
@@ -63,6 +62,8 @@ def trace(report, program) -> None:
     try:
         if os.name == "posix":
             os.execvp(command[0], command)
+        import subprocess  # `check` does not need it
+
         sys.exit(subprocess.call(command))
     except OSError as error:
         raise ProgramError(f"cannot run {command[0]}: {error.strerror or error}") from None
