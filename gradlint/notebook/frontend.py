@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Tuple
 from gradlint.diagnostics import LineIndex
 from gradlint.language import FrontEndSyntaxError
 from gradlint.notebook.document import Notebook, NotebookError, read_notebook
-from gradlint.notebook.magics import RESERVED, restore
+from gradlint.notebook.magics import RESERVED, UnrestorableCell, restore_cell
 from gradlint.notebook.program import CellPosition, cell_positions, cell_spans, ends_line, program, split_program
 from gradlint.python.frontend import PythonLanguage
 from gradlint.source import MAX_PYTHON_BYTES, DecodedSource, SourceError
@@ -37,7 +37,10 @@ class NotebookSource(DecodedSource):
         for index, body in split_program(text):
             if index not in originals:
                 raise NotebookError("the cell markers were changed")
-            source = restore(body)
+            try:
+                source = restore_cell(body, originals[index])
+            except UnrestorableCell as error:
+                raise NotebookError(f"cell {index + 1}: {error}") from None
             if originals[index] and not ends_line(originals[index]) and source.endswith("\n"):
                 source = source[:-1]
             sources[index] = source

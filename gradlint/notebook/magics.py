@@ -22,6 +22,7 @@ PYTHON_BODY_CELL_MAGICS = frozenset({"capture", "time", "timeit", "prun", "debug
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
 _INDENT = re.compile(r"[ \t\f]*")
+_LEADING_INDENT = re.compile(r"[ \t]*")  # what IPython's `leading_indent` transform removes
 _CELL_MAGIC = re.compile(r"[ \t\f]*%%(?P<name>\w*)")
 # Line magics that run the rest of the line as Python in the user namespace, with
 # the options they take (`%timeit -n 10 -r 3 f(x)`).
@@ -190,9 +191,32 @@ def _magic_kind(body: str) -> Tuple[bool, Optional[str]]:
     return False, None
 
 
-def neutralize(source: str) -> str:
-    """The cell as Python that parses: same lines, magics made inert."""
+def leading_indent(source: str) -> str:
+    """The indentation IPython takes off a cell before reading it: that of its first
+    non-blank line, removed from every line that starts with it (a cell pasted from
+    inside a function runs)."""
+    first = next((line for line in split_lines(source) if line.strip()), "")
+    return _LEADING_INDENT.match(first).group()
+
+
+def evenly_indented(source: str, indent: str) -> bool:
+    """Every non-blank line starts with `indent`: `restore` can put it back exactly."""
+    return all(line.startswith(indent) for line in split_lines(source) if line.strip())
+
+
+def _dedented(lines: List[str], indent: str) -> List[str]:
+    # Blank lines keep their bytes: Python ignores them, and `restore` leaves them alone.
+    return [line[len(indent):] if line.strip() and line.startswith(indent) else line for line in lines]
+
+
+def neutralize(source: str, dedent: bool = True) -> str:
+    """The cell as Python that parses: same lines, magics made inert, the cell's leading
+    indentation taken off as IPython does (`leading_indent`). Not that of a `%%time` body
+    (IPython takes it off too): `restore` puts back one indentation only."""
     lines = split_lines(source)
+    indent = leading_indent(source) if dedent else ""
+    if indent:
+        lines = _dedented(lines, indent)
     out: List[str] = []
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None:
@@ -206,7 +230,7 @@ def neutralize(source: str) -> str:
                 out.extend(_commented(body) + ending for body, ending in map(_split_ending, rest))
                 return "".join(out)
             # IPython runs the body as a cell of its own: it may open with a cell magic too.
-            out.append(neutralize("".join(rest)))
+            out.append(neutralize("".join(rest), dedent=False))
             return "".join(out)
     scanner = _Scanner()
     blocks = _Blocks()
@@ -250,8 +274,27 @@ def neutralize(source: str) -> str:
     return "".join(out)
 
 
-def restore(text: str) -> str:
-    """The inverse of `neutralize`, also after fixes moved or re-indented lines."""
+class UnrestorableCell(ValueError):
+    """A changed cell whose indentation `restore` cannot give back byte for byte."""
+
+
+def restore_cell(text: str, original: str) -> str:
+    """The cell's new source from its (fixed) program text; the original itself when the
+    text did not change."""
+    if text in (neutralize(original), neutralize(original) + "\n"):
+        return original  # (the program ends every cell with a line break)
+    indent = leading_indent(original)
+    if indent and not (evenly_indented(original, indent) and neutralize(restore(text, indent)) == text):
+        raise UnrestorableCell("a fix in a cell whose lines are not indented alike is not written back")
+    return restore(text, indent)
+
+
+def restore(text: str, indent: str = "") -> str:
+    """The inverse of `neutralize`, also after fixes moved or re-indented lines; `indent`
+    is the cell's `leading_indent`, put back on every non-blank line (exact when the cell
+    was `evenly_indented`)."""
+    if indent:
+        return "".join(indent + line if line.strip() else line for line in split_lines(restore(text)))
     if MAGIC_MARK not in text and BODY_MARK not in text:
         return text
     out = []

@@ -12,17 +12,20 @@ from typing import Callable, List, Optional, Tuple
 
 from gradlint.diagnostics import LineIndex, Position
 from gradlint.notebook.document import Notebook, NotebookError
-from gradlint.notebook.magics import BODY_MARK, body_shift, neutralize
+from gradlint.notebook.magics import BODY_MARK, body_shift, leading_indent, neutralize
 
 # `#<U+E000> cell 7 (3/5)`: notebook cell 7 (1-based, markdown cells counted), the
 # 3rd of 5 code cells.
-_MARKER = re.compile(r"^#\ue000 cell (\d+) \((\d+)/(\d+)\)\n", re.MULTILINE)
+# A cell whose leading indentation was taken off (see `magics.leading_indent`) says how
+# many columns: `#<U+E000> cell 7 (3/5) +4`.
+_MARKER = re.compile(r"^#\ue000 cell (\d+) \((\d+)/(\d+)\)(?: \+(\d+))?\n", re.MULTILINE)
 
 CellPosition = Callable[[int], Tuple[int, Position]]
 
 
-def _marker(cell_number: int, ordinal: int, total: int) -> str:
-    return f"#\ue000 cell {cell_number} ({ordinal}/{total})\n"
+def _marker(cell_number: int, ordinal: int, total: int, dedent: int = 0) -> str:
+    shift = f" +{dedent}" if dedent else ""
+    return f"#\ue000 cell {cell_number} ({ordinal}/{total}){shift}\n"
 
 
 def ends_line(text: str) -> bool:
@@ -34,7 +37,7 @@ def program(notebook: Notebook) -> str:
     python_cells = notebook.python_cells
     parts = []
     for ordinal, cell in enumerate(python_cells, start=1):
-        parts.append(_marker(cell.index + 1, ordinal, len(python_cells)))
+        parts.append(_marker(cell.index + 1, ordinal, len(python_cells), len(leading_indent(cell.source))))
         body = neutralize(cell.source)
         parts.append(body if not body or ends_line(body) else body + "\n")
     return "".join(parts)
@@ -73,6 +76,7 @@ def cell_positions(text: str, lines: LineIndex) -> Optional[CellPosition]:
     body_starts = [marker.end() for marker, _ in spans]
     first_lines = [lines.position(start).line for start in body_starts]
     cells = [int(marker.group(1)) - 1 for marker, _ in spans]
+    dedents = [int(marker.group(4) or 0) for marker, _ in spans]
     has_magic_bodies = BODY_MARK in text
 
     def locate(offset: int) -> Tuple[int, Position]:
@@ -90,6 +94,8 @@ def cell_positions(text: str, lines: LineIndex) -> Optional[CellPosition]:
             indent, prefix = body_shift(lines.line_text(position.line))
             if column > indent:
                 column += prefix
+        if dedents[number] and lines.line_text(position.line).strip():
+            column += dedents[number]  # the cell's leading indentation, taken off
         return cells[number], Position(position.line - first_lines[number] + 1, column)
 
     return locate

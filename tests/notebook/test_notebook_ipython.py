@@ -40,6 +40,12 @@ CELLS = [
     "  files = !ls *.ckpt\nprint(files)\n",
     "%time y = model(x)\nif ok:\n    %timeit -n 10 -r 3 f()\n",
     "%env CUDA_VISIBLE_DEVICES=0\r\nx = 1\r\n!ls\r\n",
+    "    logits = model(batch)\n\n    with torch.no_grad():\n        probs = logits.softmax(-1)\n",
+    "\n  !pip install -q timm\n  import timm\n",
+    "\t%time y = model(x)\n\tprint(y)\n",
+    "    # a comment sets the indentation too\n    x = 1\n",
+    "    report = \"\"\"\nflush left inside a string\n\"\"\"\n",
+    "  %%time\n  y = model(x)\n",
 ]
 
 

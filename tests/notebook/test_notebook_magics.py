@@ -6,7 +6,8 @@ import libcst
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gradlint.notebook.magics import BODY_MARK, MAGIC_MARK, neutralize, restore, split_lines
+from gradlint.notebook.magics import (BODY_MARK, MAGIC_MARK, UnrestorableCell, evenly_indented, leading_indent,
+                                     neutralize, restore, restore_cell, split_lines)
 
 CELLS = {
     "line magics": "%matplotlib inline\n%load_ext autoreload\nimport torch\n",
@@ -21,6 +22,7 @@ CELLS = {
     "crlf": "%env A=1\r\nx = 1\r\n!ls\r\n",
     "timed statements": "%time y = model(x)\nif ok:\n    %timeit -n 10 -r 3 with torch.no_grad(): f()\n",
     "timed magic": "%time !make\n%timeit %run script.py\n",
+    "indented": "    x = model(batch)\n\n    with torch.no_grad():\n        y = x * 2\n",
 }
 
 
@@ -30,7 +32,7 @@ def test_neutralized_cell_parses_keeps_lines_and_restores(name):
     program = neutralize(cell)
     libcst.parse_module(program)
     assert len(split_lines(program)) == len(split_lines(cell))
-    assert restore(program) == cell
+    assert restore(program, leading_indent(cell)) == cell
 
 
 def test_python_lines_are_left_alone():
@@ -64,6 +66,22 @@ def test_the_statement_timed_by_a_line_magic_is_analysed_and_its_edits_kept():
     assert restore(fixed) == "for x in y:\n    %timeit -n 3 with torch.no_grad(): f(x)  # slow\n"
 
 
+def test_an_indented_cell_is_read_dedented_and_a_fix_in_it_written_back_indented():
+    cell = "    !nvidia-smi\n    with torch.no_grad:\n        y = model(x)\n    \n"
+    program = neutralize(cell)
+    assert split_lines(program)[1:] == ["with torch.no_grad:\n", "    y = model(x)\n", "    \n"]
+    fixed = program.replace("torch.no_grad:", "torch.no_grad():")
+    assert restore_cell(fixed, cell) == cell.replace("torch.no_grad:", "torch.no_grad():")
+
+
+def test_a_fix_in_an_unevenly_indented_cell_is_refused_not_written_wrong():
+    cell = '    x = """\nflush left"""\n    with torch.no_grad:\n        pass\n'
+    program = neutralize(cell)
+    libcst.parse_module(program)
+    with pytest.raises(UnrestorableCell):
+        restore_cell(program.replace("torch.no_grad:", "torch.no_grad():"), cell)
+
+
 def test_restore_follows_a_fix_that_reindents_a_magic_line():
     program = neutralize("!echo start\nx = 1\n")
     reindented = "".join("    " + line for line in split_lines(program))
@@ -74,7 +92,7 @@ _LINE_PIECES = st.sampled_from([
     "import torch", "%time y = f(x)", "  %timeit -n 2 -q f()", "x = (1 +", "    2)", "%timeit f(x)", "!pip install a \\", "  b", "model?",
     "if x:", "    !ls", "    y = 1", 's = """', "!not magic in a string", '"""', "files = !ls",
     "%%time", "%%bash", "", "   ", "# comment?", "a = 'it''s'", "b = '\\\\'", "ratio = 4 % 2",
-    "\t%env A=1", "print('%s' % x)", "f(x)  # noqa: GL402", "\\", "\"unterminated",
+    "\t%env A=1", "    x = 1", "\tfor y in x:", "\t    f(y)", "print('%s' % x)", "f(x)  # noqa: GL402", "\\", "\"unterminated",
 ])
 
 
@@ -86,5 +104,8 @@ def test_restore_inverts_neutralize_for_any_cell(lines, final_newline):
     if not final_newline and cell:
         cell = cell.rstrip("\r\n")
     program = neutralize(cell)
-    assert restore(program) == cell
+    indent = leading_indent(cell)
+    if evenly_indented(cell, indent):
+        assert restore(program, indent) == cell
+    assert restore_cell(program, cell) == cell
     assert len(split_lines(program)) == len(split_lines(cell))
