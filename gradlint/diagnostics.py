@@ -68,19 +68,51 @@ def quoted(code: str) -> str:
 
 
 @dataclass(frozen=True)
+class Related:
+    """A place that explains a finding (where the value was made, the call that carried
+    it): a span of the same source and a short note."""
+
+    start: int
+    end: int
+    message: str
+
+
+@dataclass(frozen=True)
 class Diagnostic:
-    """What a rule reports: a span of the source, a message, an optional fix."""
+    """What a rule reports: a span of the source, a message, an optional fix, and the
+    places that explain it."""
 
     start: int
     end: int
     message: str
     fix: Optional[Fix] = None
+    related: Tuple[Related, ...] = ()
 
 
 @dataclass(frozen=True)
 class Position:
     line: int  # 1-based
     column: int  # 1-based, in characters
+
+
+@dataclass(frozen=True)
+class RelatedLocation:
+    """A `Related` place stamped with positions (within `cell` in a notebook)."""
+
+    message: str
+    start: Position
+    end: Position
+    start_offset: int
+    end_offset: int
+    cell: Optional[int] = None
+
+    def to_dict(self) -> dict:
+        data = {"message": self.message,
+                "start": {"line": self.start.line, "column": self.start.column},
+                "end": {"line": self.end.line, "column": self.end.column}}
+        if self.cell is not None:
+            data["cell"] = self.cell
+        return data
 
 
 @dataclass(frozen=True)
@@ -97,6 +129,7 @@ class Finding:
     fix: Optional[Fix] = None
     # Notebook findings: the 0-based code-cell index; positions are then within the cell.
     cell: Optional[int] = None
+    related: Tuple[RelatedLocation, ...] = ()  # in the same file
 
     @property
     def sort_key(self):
@@ -113,6 +146,7 @@ class Finding:
             "start": {"line": self.start.line, "column": self.start.column},
             "end": {"line": self.end.line, "column": self.end.column},
             "fix": None,
+            "related": [place.to_dict() for place in self.related],
         }
         if self.cell is not None:
             data["cell"] = self.cell

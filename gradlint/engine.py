@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex
+from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex, RelatedLocation
 from gradlint.frontend import language_for
 from gradlint.language import FrontEndSyntaxError, Language
 from gradlint.rule import Rule, all_rules, engine_rule
@@ -353,15 +353,25 @@ def _unexpected(reported: List[Tuple[Rule, Diagnostic]], language: Language,
     return kept
 
 
+def _positions(start_offset: int, end_offset: int, lines: LineIndex, in_cell):
+    """(start, end, cell) of a span; in a notebook, positions within the cell."""
+    if in_cell is None:
+        return lines.position(start_offset), lines.position(end_offset), None
+    cell, start = in_cell(start_offset)
+    return start, in_cell(end_offset)[1], cell
+
+
 def _finding(path: str, rule: Rule, diagnostic: Diagnostic, lines: LineIndex, in_cell) -> Finding:
-    start, end, cell = lines.position(diagnostic.start), lines.position(diagnostic.end), None
-    if in_cell is not None:  # a notebook: positions within the cell
-        cell, start = in_cell(diagnostic.start)
-        end = in_cell(diagnostic.end)[1]
+    start, end, cell = _positions(diagnostic.start, diagnostic.end, lines, in_cell)
+    related = []
+    for place in diagnostic.related:
+        place_start, place_end, place_cell = _positions(place.start, place.end, lines, in_cell)
+        related.append(RelatedLocation(place.message, place_start, place_end, place.start, place.end, place_cell))
     return Finding(
         path=path, code=rule.code, name=rule.name, message=diagnostic.message,
         severity=rule.severity, start=start, end=end,
         start_offset=diagnostic.start, end_offset=diagnostic.end, fix=diagnostic.fix, cell=cell,
+        related=tuple(related),
     )
 
 

@@ -17,7 +17,7 @@ import time
 from typing import Dict, Optional, Tuple
 
 from gradlint import __version__
-from gradlint.diagnostics import Edit, Finding, Fix, Position, Safety, Severity
+from gradlint.diagnostics import Edit, Finding, Fix, Position, RelatedLocation, Safety, Severity
 from gradlint.settings import Settings
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
@@ -71,16 +71,18 @@ def encode_finding(finding: Finding) -> tuple:
     if finding.fix is not None:
         fix = (tuple((edit.start, edit.end, edit.replacement) for edit in finding.fix.edits),
                finding.fix.safety.value, finding.fix.title)
+    related = tuple((place.message, place.start.line, place.start.column, place.end.line, place.end.column,
+                     place.start_offset, place.end_offset, place.cell) for place in finding.related)
     return (finding.code, finding.name, finding.message, finding.severity.value,
             finding.start.line, finding.start.column, finding.end.line, finding.end.column,
-            finding.start_offset, finding.end_offset, fix, finding.cell)
+            finding.start_offset, finding.end_offset, fix, finding.cell, related)
 
 
 def decode_finding(path: str, data: tuple) -> Finding:
     """The finding `encode_finding` made; ValueError for anything of another shape (an
     index written by another version, or damaged in a way its checksum cannot see)."""
     (code, name, message, severity, start_line, start_column, end_line, end_column,
-     start_offset, end_offset, fix, cell) = data
+     start_offset, end_offset, fix, cell, related) = data
     if not all(isinstance(value, str) for value in (code, name, message)) or not all(
             type(value) is int for value in (start_line, start_column, end_line, end_column,
                                              start_offset, end_offset)) or not (cell is None or type(cell) is int):
@@ -91,8 +93,18 @@ def decode_finding(path: str, data: tuple) -> Finding:
                 type(start) is int and type(end) is int and isinstance(text, str) for start, end, text in edits):
             raise ValueError("not a cached fix")
         fix = Fix(tuple(Edit(*edit) for edit in edits), Safety(safety), title)
+    places = []
+    for place in related:
+        (note, place_start_line, place_start_column, place_end_line, place_end_column,
+         place_start, place_end, place_cell) = place
+        if not isinstance(note, str) or not all(type(value) is int for value in (
+                place_start_line, place_start_column, place_end_line, place_end_column, place_start, place_end)) \
+                or not (place_cell is None or type(place_cell) is int):
+            raise ValueError("not a cached related location")
+        places.append(RelatedLocation(note, Position(place_start_line, place_start_column),
+                                      Position(place_end_line, place_end_column), place_start, place_end, place_cell))
     return Finding(path, code, name, message, Severity(severity), Position(start_line, start_column),
-                   Position(end_line, end_column), start_offset, end_offset, fix, cell)
+                   Position(end_line, end_column), start_offset, end_offset, fix, cell, tuple(places))
 
 
 # Size, modification and change times in ns, inode: `cp -p`, `touch -r`, `rsync -t` and tar

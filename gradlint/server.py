@@ -166,12 +166,26 @@ class _Positions:
                            end=self.at(finding.end.line, finding.end.column))
 
 
-def _diagnostic(finding: Finding, positions: _Positions) -> types.Diagnostic:
+def _diagnostic(finding: Finding, positions: _Positions,
+                related: Optional[List[types.DiagnosticRelatedInformation]] = None) -> types.Diagnostic:
     return types.Diagnostic(
         range=positions.range(finding), message=finding.message, source=SOURCE,
         code=finding.code, severity=_SEVERITIES[finding.severity],
-        data={"name": finding.name},
+        data={"name": finding.name}, related_information=related or None,
     )
+
+
+def _related(finding: Finding, place_at) -> List[types.DiagnosticRelatedInformation]:
+    """The finding's related locations; `place_at(place)` gives (uri, _Positions) of the
+    document the place is in, or None."""
+    related = []
+    for place in finding.related:
+        where = place_at(place)
+        if where is not None:
+            uri, positions = where
+            related.append(types.DiagnosticRelatedInformation(
+                location=types.Location(uri=uri, range=positions.range(place)), message=place.message))
+    return related
 
 
 def _check(prepared) -> List[Finding]:
@@ -220,7 +234,8 @@ async def _publish_after(ls: LanguageServer, uri: str, delay: float) -> None:
         return  # changed or closed meanwhile: the newer state publishes for itself
     positions = _Positions(ls, text)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-        uri=uri, diagnostics=[_diagnostic(finding, positions) for finding in findings], version=version))
+        uri=uri, diagnostics=[_diagnostic(finding, positions, _related(finding, lambda place: (uri, positions)))
+                              for finding in findings], version=version))
 
 
 def _label(uri: str) -> str:
@@ -442,13 +457,27 @@ async def _publish_notebook(ls: LanguageServer, uri: str) -> None:
     current = ls.workspace.get_notebook_document(notebook_uri=uri)
     if current is None or current.version != version:
         return  # changed or closed meanwhile
-    for index, cell_uri in enumerate(checked.cell_uris if checked else [cell.document for cell in notebook.cells]):
+    cell_uris = checked.cell_uris if checked else [cell.document for cell in notebook.cells]
+    cell_positions: Dict[int, _Positions] = {}
+
+    def in_cell(index: int) -> _Positions:
+        if index not in cell_positions:
+            cell_positions[index] = _Positions(ls, ls.workspace.get_text_document(cell_uris[index]).source)
+        return cell_positions[index]
+
+    def place_at(place):
+        if place.cell is None or not 0 <= place.cell < len(cell_uris) or cell_uris[place.cell] is None:
+            return None
+        return cell_uris[place.cell], in_cell(place.cell)
+
+    for index, cell_uri in enumerate(cell_uris):
         if cell_uri is None:
             continue
-        positions = _Positions(ls, ls.workspace.get_text_document(cell_uri).source)
+        positions = in_cell(index)
         findings = [finding for finding in (checked.findings if checked else []) if finding.cell == index]
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=cell_uri, diagnostics=[_diagnostic(finding, positions) for finding in findings]))
+            uri=cell_uri, diagnostics=[_diagnostic(finding, positions, _related(finding, place_at))
+                                       for finding in findings]))
 
 
 def _cell_code_actions(ls: LanguageServer, params: types.CodeActionParams, job) -> List[types.CodeAction]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from gradlint.cpp.recognisers import GuardDecl
+from gradlint.diagnostics import Related
 from gradlint.cpp.scopes import Scope
 
 _ASSIGNED = re.compile(r"(?<![\w.>:])(?P<name>[A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*=(?!=)")
@@ -227,6 +228,21 @@ def tainted_uses(file, pattern_for) -> Iterator[Tuple[Region, Step, str, "re.Mat
                     if match.start() not in seen:
                         seen.add(match.start())
                         yield region, step, name, match
+
+
+_IDENTIFIER = re.compile(r"\w+")
+
+
+def inference_places(file, region: Region, step: Step, name: str) -> Tuple[Related, ...]:
+    """Where the tainted variable's inference tensor came from, as related locations:
+    the InferenceMode guard, and the assignment under it."""
+    places = [Related(region.guard.type_start, region.guard.type_end, "InferenceMode enabled here")]
+    assigned = step.tainted.get(name)
+    if assigned is not None:
+        word = _IDENTIFIER.match(file.code, assigned)
+        end = word.end() if word is not None else assigned
+        places.append(Related(assigned, end, "the inference tensor is assigned here"))
+    return tuple(places)
 
 
 def holds_inference_tensor(file, region: Region, step: Step, name: str) -> str:

@@ -6,13 +6,14 @@ text inserted at such a position, so no libcst parse is needed to report or to f
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import List, Optional, Tuple
 
-from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Related, Safety
 from gradlint.python.flow import FlowEvent, Kind, Taint, inference_flow
 from gradlint.python.flow.syntax import contains
 
 MAX_SNIPPET = 32
+_MAX_CHAIN = 8  # helpers followed back for related locations (summaries may be recursive)
 
 
 def snippet(outline, node: ast.AST) -> str:
@@ -46,6 +47,40 @@ def passed_through(outline, event: FlowEvent) -> str:
     if event.call is None or event.inner is None:
         return ""
     return f" via `{snippet(outline, event.call.func)}()`, {outline.place_of(event.inner)}"
+
+
+def origin_places(outline, event: FlowEvent) -> Tuple[Related, ...]:
+    """The places that explain an event, as related locations: the inference-mode region
+    that made the value, the statement that made it, the call that returned it, and the
+    operation inside the helper the value was passed to."""
+    places: List[Related] = []
+
+    def add(node: Optional[ast.AST], note: str) -> None:
+        if node is not None and getattr(node, "lineno", None) is not None:
+            start, end = outline.span(node)
+            if all((start, end) != (place.start, place.end) for place in places):
+                places.append(Related(start, end, note))
+
+    # Innermost first: a value returned by a helper was made inside it (a chain of calls).
+    chain = [event.taint]
+    while chain[-1].via_call is not None and chain[-1].returned is not None and len(chain) < _MAX_CHAIN:
+        chain.append(chain[-1].returned)
+    for taint in reversed(chain):
+        if taint.via_call is not None:
+            add(taint.via_call, f"returned by `{snippet(outline, taint.via_call.func)}()`")
+            continue
+        if taint.region is not None:
+            guard = snippet(outline, taint.region.guard.node)
+            if taint.region.is_decorator:
+                add(taint.region.guard.node, f"inference mode: `@{guard}` on `{taint.region.owner.name}()`")
+            else:
+                add(taint.region.guard.node, f"inference mode entered: `{guard}`")
+        add(taint.binding or taint.origin, "the inference tensor is made here")
+    if event.call is not None and event.inner is not None:
+        add(event.call, f"passed to `{snippet(outline, event.call.func)}()`")
+        add(event.inner, f"used inside `{snippet(outline, event.call.func)}()`")
+    report = outline.span(event.node)
+    return tuple(place for place in places if (place.start, place.end) != report)
 
 
 def clone_fix(outline, flow, taint: Taint, where: ast.AST) -> Optional[Fix]:
@@ -109,4 +144,5 @@ def flow_diagnostics(file, kind: str, consequence):
             f"`{snippet(outline, event.subject)}` {is_what(event.taint)} ({origin_of(outline, event.taint)})"
             f"{passed_through(outline, event)}: {consequence(event)}",
             clone_fix(outline, flow, event.taint, event.node),
+            origin_places(outline, event),
         )

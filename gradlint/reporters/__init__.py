@@ -88,13 +88,17 @@ class NotebookFiles:
         self._read = not result.from_stdin
 
     def span(self, finding: Finding):
-        if finding.cell is None or not self._read:
+        return self.span_in(finding.path, finding)
+
+    def span_in(self, path: str, place):
+        """The same for a place with a cell and positions in it (a finding's related location)."""
+        if place.cell is None or not self._read:
             return None
         from gradlint.notebook.file_positions import file_span, read_notebook_file
 
-        if finding.path not in self._files:
-            self._files[finding.path] = read_notebook_file(finding.path)
-        return file_span(self._files[finding.path], finding)
+        if path not in self._files:
+            self._files[path] = read_notebook_file(path)
+        return file_span(self._files[path], place)
 
 
 def cell_place(finding: Finding) -> str:

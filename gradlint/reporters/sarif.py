@@ -45,6 +45,18 @@ def _rule_descriptor(code: str) -> dict:
     }
 
 
+def _related_location(number: int, path: str, place, notebooks: NotebookFiles) -> dict:
+    """A place that explains a result (where its value was made), in the same file."""
+    start, end = place.start, place.end
+    if place.cell is not None:
+        start, end = notebooks.span_in(path, place) or (start, end)
+    return {"id": number, "message": {"text": place.message}, "physicalLocation": {
+        "artifactLocation": artifact_location(path),
+        "region": {"startLine": start.line, "startColumn": start.column,
+                   "endLine": end.line, "endColumn": end.column},
+    }}
+
+
 class SarifReporter(Reporter):
     """SARIF 2.1.0, for GitHub code scanning and other static-analysis viewers."""
 
@@ -77,6 +89,9 @@ class SarifReporter(Reporter):
                 }}],
                 "partialFingerprints": {"gradlint/v1": fingerprint},
             }
+            if finding.related:
+                entry["relatedLocations"] = [_related_location(number, finding.path, place, notebooks)
+                                             for number, place in enumerate(finding.related)]
             if finding.cell is not None:
                 entry["properties"] = {
                     "cell": finding.cell, "cellNumber": finding.cell + 1,

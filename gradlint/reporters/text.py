@@ -14,7 +14,7 @@ def location(finding) -> str:
 
 
 def position_text(finding) -> str:
-    """`line:column`, or `cell N:line:column` in a notebook."""
+    """`line:column`, or `cell N:line:column` in a notebook (of a finding or a related place)."""
     if finding.cell is not None:
         return f"cell {finding.cell + 1}:{finding.start.line}:{finding.start.column}"
     return f"{finding.start.line}:{finding.start.column}"
@@ -70,6 +70,9 @@ class TextReporter(Reporter):
             )
             if self.options.show_source:
                 self._write_source(finding)
+            for place in finding.related:
+                self.stream.write(f"    {shown_path(finding.path)}:{position_text(place)}: "
+                                  f"{self._style('note', fg='cyan')}: {place.message}\n")
         if self.options.show_fixes and result.applied_fixes:
             self.stream.write("Applied fixes:\n")
             for finding in result.applied_fixes:

@@ -1,7 +1,7 @@
 import re
-from typing import Optional
+from typing import Optional, Tuple
 
-from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Related, Safety, Severity
 from gradlint.rule import Rule
 
 
@@ -194,7 +194,7 @@ def _context(file, function, decl) -> Optional[Diagnostic]:
                 Fix((delete_statement(file.text, decl.statement_start, decl.statement_end),), Safety.UNSAFE,
                     "Remove the guard"),
             )
-        return _kernel(file, decl, f"`{method}` {_evidence(file, reach)}")
+        return _kernel(file, decl, f"`{method}` {_evidence(file, reach)}", _reach_places(file, reach))
     registration = _autograd_registration(file, function)
     if registration is not None:
         return _kernel(file, decl, f"`{name}` is registered at `{registration.key}` (line {file.line_of(registration.offset)})")
@@ -209,13 +209,23 @@ def _context(file, function, decl) -> Optional[Diagnostic]:
     return None
 
 
-def _kernel(file, decl, evidence: str) -> Diagnostic:
+def _kernel(file, decl, evidence: str, related: Tuple[Related, ...] = ()) -> Diagnostic:
     from gradlint.cpp.recognisers import IN_PLACE
 
     in_place = file.first_match(IN_PLACE, decl.statement_end, decl.scope.close)
     safety = Safety.UNSAFE if in_place is not None else Safety.SAFE
     return Diagnostic(decl.type_start, decl.type_end, f"{evidence}: {_USE_KERNEL}",
-                      _replacement(file, decl, _KERNEL_GUARD, safety, ()))
+                      _replacement(file, decl, _KERNEL_GUARD, safety, ()), related)
+
+
+def _reach_places(file, reach) -> Tuple[Related, ...]:
+    """The call under the guard that reaches the dispatcher, with what it reaches."""
+    end = reach.offset + len(reach.call)
+    if file.text[reach.offset:end] != reach.call:
+        return ()  # written with a qualifier or spacing the name does not hold
+    if reach.why == "local" and reach.through:
+        return (Related(reach.offset, end, f"`{reach.call}()` reaches {reach.through}"),)
+    return (Related(reach.offset, end, "this call reaches the dispatcher"),)
 
 
 def _inference(file, function, decl) -> Diagnostic:
@@ -332,7 +342,7 @@ def _evidence(file, reach) -> str:
     if reach.why == "dispatcher":
         return "calls the dispatcher"
     if reach.why == "local":
-        return f"calls `{reach.call}()` (which reaches {reach.through})"
+        return f"calls `{reach.call}()`"  # what that reaches: a related location (`_reach_places`)
     if reach.why == "undeclared":
         return f"calls `{reach.call}()`, defined elsewhere"
     if reach.why == "op":

@@ -64,6 +64,17 @@ async def test_suppress_on_this_line_adds_the_comment_and_the_diagnostic_goes(cl
 
 
 @pytest.mark.asyncio
+async def test_a_flow_diagnostic_carries_where_the_value_was_made(client, tmp_path):
+    text = "import torch\n\nwith torch.inference_mode():\n    total = torch.zeros(2)\ntotal += 1\n"
+    uri = await open_document(client, tmp_path / "acc.py", text)
+    (diagnostic,) = client.diagnostics[uri]
+    assert diagnostic.code == "GL201"
+    assert [(info.location.uri, info.location.range.start.line, info.message)
+            for info in diagnostic.related_information] == [
+        (uri, 2, "inference mode entered: `torch.inference_mode()`"), (uri, 3, "the inference tensor is made here")]
+
+
+@pytest.mark.asyncio
 async def test_suppress_in_cpp_uses_nolint(client, tmp_path):
     uri = await open_document(client, tmp_path / "kernel.cpp", BAD_CPP, language_id="cpp")
     actions = await code_actions(client, uri, BAD_CPP, client.diagnostics[uri], only=[types.CodeActionKind.QuickFix])
@@ -113,6 +124,11 @@ async def test_notebook_cells_are_checked_as_one_program(client, tmp_path):
     assert found == [("GL201", 0, 0), ("GL402", 1, 5)]
     gl201 = next(d for d in client.diagnostics[cell_uris[2]] if d.code == "GL201")
     assert ", cell 2, line 4)" in gl201.message
+    # Where the tensor was made, in the cell it was made in.
+    assert [(info.location.uri, info.location.range.start.line, info.location.range.start.character, info.message)
+            for info in gl201.related_information] == [
+        (cell_uris[1], 2, 5, "inference mode entered: `torch.inference_mode()`"),
+        (cell_uris[1], 3, 4, "the inference tensor is made here")]
     assert cell_uris[0] not in client.diagnostics  # markdown gets nothing
 
 

@@ -36,7 +36,7 @@ class ValueRules:
             if summary is not None and summary.returns_shape is not None:
                 # `return backbone, head`: each position keeps what it is
                 return [None if part is None else Taint(expression, part.kind, certain=part.certain,
-                                                        via_call=expression, position=index)
+                                                        via_call=expression, position=index, returned=part)
                         for index, part in enumerate(summary.returns_shape)]
         return self.value(expression, state)
 
@@ -119,7 +119,7 @@ class ValueRules:
         summary = self.callee_summary(call)
         if summary is not None and summary.returns is not None:
             returned = summary.returns
-            return Taint(call, returned.kind, certain=returned.certain, via_call=call)
+            return Taint(call, returned.kind, certain=returned.certain, via_call=call, returned=returned)
         func = call.func
         if isinstance(func, ast.Attribute):
             qualified = qualified_name(self.outline, func)

@@ -40,6 +40,7 @@ class Taint:
     region: Optional[ScreenRegion] = None  # the inference-mode region it was made in
     binding: Optional[ast.stmt] = None  # the statement binding it in that region
     via_call: Optional[ast.Call] = None  # returned by this same-module call
+    returned: Optional["Taint"] = None  # with via_call: the value as the callee made it (for reports)
     param: Optional[str] = None  # seeded for a function summary: this parameter
     position: Optional[int] = None  # an element unpacked from a tuple or list, at this index
 

@@ -6,7 +6,7 @@ import functools
 import re
 from typing import Iterator
 
-from gradlint.cpp.dataflow import VIEW_CHAIN, holds_inference_tensor, tainted_uses
+from gradlint.cpp.dataflow import VIEW_CHAIN, holds_inference_tensor, inference_places, tainted_uses
 from gradlint.diagnostics import Diagnostic
 
 
@@ -28,4 +28,5 @@ def check(file) -> Iterator[Diagnostic]:
         yield Diagnostic(
             match.start(), match.end(),
             f"{holds_inference_tensor(file, region, step, name)}: {what} here throws; clone it inside",
+            related=inference_places(file, region, step, name),
         )

@@ -7,7 +7,7 @@ import re
 from typing import Iterator, Set
 
 from gradlint.cpp.dataflow import (
-    VIEW_CHAIN, holds_inference_tensor, module_names, requires_grad_names, steps_after,
+    VIEW_CHAIN, holds_inference_tensor, inference_places, module_names, requires_grad_names, steps_after,
 )
 from gradlint.diagnostics import Diagnostic
 
@@ -30,6 +30,7 @@ def check(file) -> Iterator[Diagnostic]:
                         use, use + len(name),
                         f"{holds_inference_tensor(file, region, step, name)}: saving it "
                         f"for backward throws; clone it",
+                        related=inference_places(file, region, step, name),
                     )
 
 

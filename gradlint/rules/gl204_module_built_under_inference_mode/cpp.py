@@ -6,7 +6,7 @@ import re
 from typing import Iterator, Optional
 
 from gradlint.cpp.dataflow import module_assignments
-from gradlint.diagnostics import Diagnostic
+from gradlint.diagnostics import Diagnostic, Related
 
 _BACKWARD = re.compile(r"(?:\.|->)\s*backward\s*\(")
 
@@ -21,7 +21,14 @@ def check(file) -> Iterator[Diagnostic]:
                 offset, offset + len(name),
                 f"`{name}`, built under InferenceMode (line {file.line_of(region.guard.type_start)}), is "
                 f"trained on line {file.line_of(training)}: no weight gradients; build it first",
+                related=(Related(region.guard.type_start, region.guard.type_end, "InferenceMode enabled here"),
+                         Related(training, _statement_end(file.code, training), "trained here")),
             )
+
+
+def _statement_end(code: str, start: int) -> int:
+    end = code.find(";", start)
+    return len(code) if end < 0 else end + 1
 
 
 def _training_use(code: str, name: str, start: int, end: int) -> Optional[int]:
