@@ -250,12 +250,14 @@ class Bench:
         print(f"\ntorch {importlib.metadata.version('torch')} package: {total} files, {python} Python "
               f"(ruff is given the Python files, gradlint the package)")
         ours, theirs = self.cache("torch-gradlint"), self.cache("torch-ruff")
+        # pyenv's own .gitignore ignores its versions/ folder, where the package may sit
+        package_only = [package, "--no-respect-gitignore"]
 
-        cold = alternate({"gradlint cold": self.gl([package]), "ruff cold": self.rf(python_files),
-                          "gradlint ALL cold": self.gl([package], select="ALL")}, self.args.repeat)
-        for command in (self.gl([package], ours), self.rf(python_files, theirs)):
+        cold = alternate({"gradlint cold": self.gl(package_only), "ruff cold": self.rf(python_files),
+                          "gradlint ALL cold": self.gl(package_only, select="ALL")}, self.args.repeat)
+        for command in (self.gl(package_only, ours), self.rf(python_files, theirs)):
             run_once(command, cwd=tempfile.gettempdir(), sample_memory=False)
-        warm = alternate({"gradlint warm": self.gl([package], ours), "ruff warm": self.rf(python_files, theirs)},
+        warm = alternate({"gradlint warm": self.gl(package_only, ours), "ruff warm": self.rf(python_files, theirs)},
                          self.args.repeat)
         print(line("ruff --no-cache", cold["ruff cold"]))
         print(line("gradlint --no-cache", cold["gradlint cold"], cold["ruff cold"]))
