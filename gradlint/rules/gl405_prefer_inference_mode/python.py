@@ -5,6 +5,7 @@ import ast
 import libcst as cst
 
 from gradlint.diagnostics import Edit, Fix, Safety, quoted
+from gradlint.python.expected_errors import expected_errors
 from gradlint.python.flow.knowledge import is_in_place_method
 
 # What may be done with a tensor made in the block after it ends: read a number out of it.
@@ -44,29 +45,53 @@ def _lets_values_out(statements) -> bool:
 
 def check(file):
     excluded = file.autograd_function_methods
+    expected = expected_errors(file.outline)
+    # function -> its no_grad blocks, each with whether it qualifies
+    blocks = {}
     for region in file.guards.regions:
         guard = region.guard
-        if guard.kind != "no_grad" or not guard.called or region.is_decorator:
+        if guard.kind != "no_grad" or region.is_decorator:
             continue
         statement = region.owner
-        if len(statement.items) != 1:
-            continue  # another context manager in the same statement may depend on no_grad
         function = file.guards.function_of(statement)
         if not isinstance(function, cst.FunctionDef) or function in excluded:
             continue
-        if file.trains(function) or "requires_grad" in file.code_for(function):
-            continue
-        if _makes_no_tensor(statement.body):
+        if guard.called and len(statement.items) == 1 and _makes_no_tensor(statement.body):
             continue  # `raise`, `pass`, `assert` only: no guard is needed at all
-        bound = _bound_names(file, statement.body)
-        if bound is None or _escapes(file, function, statement, bound):
-            continue
-        yield file.diagnostic(
-            guard.node,
-            f"`{quoted(file.code_for(guard.node))}` covers pure inference: `torch.inference_mode()` is cheaper "
-            f"(torch-semantics §1)",
-            _fix(file, guard.node),
-        )
+        start = file.span(statement)[0]
+        if any(region.start <= start < region.end for region in expected):
+            continue  # in `pytest.raises(...)`: the block is there to fail, not to be fast
+        blocks.setdefault(function, []).append((guard, statement, _qualifies(file, function, statement, guard)))
+    for function, found in blocks.items():
+        mixed = not all(qualifies for _, _, qualifies in found)
+        for guard, statement, qualifies in found:
+            if not qualifies:
+                continue
+            if mixed and _discards_everything(file, function, statement):
+                continue  # a warm-up for a block that keeps no_grad: switched alone, it warms another mode
+            yield file.diagnostic(
+                guard.node,
+                f"`{quoted(file.code_for(guard.node))}` covers pure inference: `torch.inference_mode()` is cheaper "
+                f"(torch-semantics §1)",
+                _fix(file, guard.node),
+            )
+
+
+def _discards_everything(file, function, statement) -> bool:
+    """Whether nothing the block binds is ever read: it runs for its effects (a warm-up)."""
+    bound = _bound_names(file, statement.body) or set()
+    return not any(isinstance(node, cst.Name) and node.value in bound and not _rebound(file, node)
+                   for node in _walk(file, function.body, None))
+
+
+def _qualifies(file, function, statement, guard) -> bool:
+    """The block is pure inference: nothing it makes leaves it except as numbers."""
+    if not guard.called or len(statement.items) != 1:
+        return False  # another context manager in the same statement may depend on no_grad
+    if file.trains(function) or "requires_grad" in file.code_for(function):
+        return False
+    bound = _bound_names(file, statement.body)
+    return bound is not None and not _escapes(file, function, statement, bound)
 
 
 def _fix(file, call):
@@ -167,9 +192,22 @@ def _escapes(file, function, statement, names) -> bool:
     for node in _walk(file, function.body, statement):
         if node is statement:
             after = True
-        elif after and isinstance(node, cst.Name) and node.value in names and not _read_out(file, node):
+        elif (after and isinstance(node, cst.Name) and node.value in names and not _read_out(file, node)
+              and not _rebound(file, node)):
             return True
     return False
+
+
+def _rebound(file, name) -> bool:
+    """Whether `name` is assigned here (`for _ in ...`, `x = ...`): a new value, not a use."""
+    node, parent = name, file.parent(name)
+    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        node, parent = parent, file.parent(parent)
+    if isinstance(parent, cst.AssignTarget):
+        return True
+    if isinstance(parent, (cst.For, cst.CompFor)):
+        return parent.target is node
+    return isinstance(parent, cst.AsName)
 
 
 def _read_out(file, name) -> bool:
