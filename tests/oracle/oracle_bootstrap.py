@@ -6,7 +6,8 @@ only give approximately).
     python oracle_bootstrap.py extension REPORT SO_PATH ENTRY   # one C++ fixture's oracle_run()
     python oracle_bootstrap.py trace REPORT PATH                # `python -m gradlint.trace PATH`
     python oracle_bootstrap.py untraced REPORT PATH             # the same runner, tracer off
-    python oracle_bootstrap.py build SOURCE BUILD_DIR NAME      # build the extension, print its path
+    python oracle_bootstrap.py build SOURCE BUILD_DIR NAME [INCLUDE_DIRS_JSON]
+                                                                # build the extension, print its path
     python oracle_bootstrap.py serve                            # a fork server for the first two
 
 Importing torch takes about 2 s, most of a fixture's run, so the fork server imports it once
@@ -63,11 +64,18 @@ def run_script(report_path: str, path: str) -> int:
     return _run_reporting(report_path, lambda: runpy.run_path(path, run_name="__main__"))
 
 
+def _bind_lazily() -> None:
+    """Load the extension with lazy binding: fixtures compiled but not run (their project's
+    other files are missing) call functions defined elsewhere, which are never called here."""
+    sys.setdlopenflags(os.RTLD_LAZY)
+
+
 def run_extension_entry(report_path: str, library: str, entry: str) -> int:
     import importlib.util
 
     import torch  # noqa: F401  (loads libtorch, which the extension links against)
 
+    _bind_lazily()
     name = os.path.basename(library).split(".")[0]
     spec = importlib.util.spec_from_file_location(name, library)
     module = importlib.util.module_from_spec(spec)
@@ -75,11 +83,13 @@ def run_extension_entry(report_path: str, library: str, entry: str) -> int:
     return _run_reporting(report_path, getattr(module, entry))
 
 
-def build_extension(source: str, build_dir: str, name: str) -> int:
+def build_extension(source: str, build_dir: str, name: str, include_dirs: str = "[]") -> int:
     from torch.utils.cpp_extension import load
 
+    _bind_lazily()
     module = load(
         name=name, sources=[source], build_directory=build_dir,
+        extra_include_paths=json.loads(include_dirs),
         # -fopenmp as torch-semantics.md measured (at::parallel_for really runs in parallel).
         extra_cflags=["-O0", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False,
     )

@@ -66,7 +66,8 @@ def message_pattern(key: str) -> "re.Pattern[str]":
 _DIRECTIVE = re.compile(r"(?:#|//)\s*oracle:\s*(?P<kind>[A-Za-z][\w-]*)(?P<rest>.*)$")
 _RAISES = re.compile(r"(?P<type>[A-Za-z_][\w.]*)\s*:\s*(?P<message>\S.*)$")
 _MESSAGE_KEY = re.compile(r"E_[A-Z]+")
-KINDS = ("raises", "before-prints", "after-prints", "clean", "skip", "origin", "region")
+KINDS = ("raises", "before-prints", "after-prints", "before-warns", "unguarded-fails", "clean", "skip",
+         "origin", "region")
 
 
 @dataclass
@@ -77,6 +78,10 @@ class Claim:
     before_prints: List[str] = field(default_factory=list)
     after_prints: List[str] = field(default_factory=list)
     clean: bool = False
+    # text the original writes to stderr and the fixed program does not (a deprecation warning)
+    before_warns: List[str] = field(default_factory=list)
+    # the original with its legacy guards deleted must not finish cleanly (C++ redispatch)
+    unguarded_fails: bool = False
     skip_reason: Optional[str] = None
     # `gradlint trace` (tests/oracle/test_trace_runtime.py): the lines that made the tensor
     # the raised error is about, and the inference_mode region it was made in
@@ -87,7 +92,7 @@ class Claim:
     @property
     def stated(self) -> bool:
         return bool(self.raises_type or self.before_prints or self.after_prints
-                    or self.clean or self.skip_reason)
+                    or self.before_warns or self.clean or self.skip_reason)
 
     def matches_message(self, message: str) -> bool:
         if self.raises_message in MESSAGES:
@@ -122,6 +127,13 @@ def parse_claim(text: str) -> Claim:
                 claim.errors.append(f"{where}: `oracle: {kind}` needs the line it prints")
                 continue
             (claim.before_prints if kind == "before-prints" else claim.after_prints).append(rest)
+        elif kind == "before-warns":
+            if not rest:
+                claim.errors.append(f"{where}: `oracle: before-warns` needs the text it writes to stderr")
+                continue
+            claim.before_warns.append(rest)
+        elif kind == "unguarded-fails":
+            claim.unguarded_fails = True
         elif kind == "clean":
             claim.clean = True
         elif kind in ("origin", "region"):
@@ -201,6 +213,7 @@ class Verdict:
     fixed_clean: Optional[bool] = None      # the fixed program ran without error
     results_equal: Optional[bool] = None    # stdout agrees up to the original's failure
     compared_lines: int = 0
+    unguarded_failed: Optional[bool] = None  # the guard-deleted variant failed (None: not run)
     problems: List[str] = field(default_factory=list)
 
 
@@ -221,10 +234,21 @@ def comparable_lines(lines: Sequence[str], state_lines: Sequence[str]) -> List[s
     return [line for line in lines if line.strip() not in stated]
 
 
-def judge(claim: Claim, before: RunReport, after: Optional[RunReport]) -> Verdict:
-    """Judge the original's run against the claim, and the fixed program's run (None when
-    gradlint fix changed nothing) against the original's."""
+def judge(claim: Claim, before: RunReport, after: Optional[RunReport],
+          unguarded: Optional[RunReport] = None) -> Verdict:
+    """Judge the original's run against the claim, the fixed program's run (None when
+    gradlint fix changed nothing) against the original's, and, for `unguarded-fails`, the
+    run of the original with its legacy guards deleted (it must not finish cleanly)."""
     verdict = Verdict(problems=list(claim.errors))
+    if claim.unguarded_fails:
+        if unguarded is None:
+            verdict.problems.append("`oracle: unguarded-fails` is stated, but the guard-deleted "
+                                    "program was not run")
+        else:
+            verdict.unguarded_failed = unguarded.describe_failure() is not None
+            if not verdict.unguarded_failed:
+                verdict.problems.append("with its guards deleted the program still ran cleanly: "
+                                        "nothing shows that the guard must stay")
     failure = before.describe_failure()
     if claim.raises_type:
         raised = before.raised
@@ -248,6 +272,12 @@ def judge(claim: Claim, before: RunReport, after: Optional[RunReport]) -> Verdic
             verdict.problems.append(f"original: did not print {missing}; it printed {before.lines}")
         if claim.before_prints:
             verdict.claim_shown = failure is None and not missing
+
+    for text in claim.before_warns:
+        if text not in before.stderr:
+            verdict.problems.append(f"original: did not write {text!r} to stderr")
+        if after is not None and text in after.stderr:
+            verdict.problems.append(f"fixed: still writes {text!r} to stderr")
 
     if after is None:
         if claim.after_prints:

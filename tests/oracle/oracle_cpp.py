@@ -10,7 +10,10 @@ import torch and hear from ninja that nothing changed.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
+import importlib.util
+import json
 import os
 import re
 import shutil
@@ -20,12 +23,21 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
-BOOTSTRAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "oracle_bootstrap.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+BOOTSTRAP = os.path.join(HERE, "oracle_bootstrap.py")
 EXTENSION_NAME = "gradlint_oracle_fixtures"
+# Headers that fixtures include from their own projects, written for the oracle (declarations
+# only, so that the fixture compiles as it would in its project).
+SUPPORT_HEADERS = os.path.join(HERE, "cpp_include")
 
 _INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*([<\"][^>\"]+[>\"])", re.MULTILINE)
 _ORACLE_RUN = re.compile(r"\bvoid\s+oracle_run\s*\(\s*(?:void\s*)?\)\s*\{")
 _PYBIND_MODULE = re.compile(r"\bPYBIND11_MODULE\s*\(")
+_OP_NAMESPACE = re.compile(r"\bTORCH_LIBRARY(?:_FRAGMENT|_IMPL)?\s*\(\s*(\w+)")
+# A function of C linkage (a JNI entry point) is one function whatever namespace it is in.
+_C_LINKAGE_FUNCTION = re.compile(r'\bextern\s+"C"\s+[^;{}()"]*?\b(\w+)\s*\(')
+# Namespaces torch itself registers in (`_` is the catch-all of a fallback): never renamed.
+_TORCH_OP_NAMESPACES = frozenset({"_", "aten", "prim", "prims", "c10", "torch"})
 _DIAGNOSTIC = re.compile(r"^(?P<path>[^:\n]+):\d+:(?:\d+:)? (?P<kind>fatal error|error|warning|note):",
                          re.MULTILINE)
 
@@ -35,7 +47,8 @@ class Program:
     """One C++ program to compile: a fixture's original text or gradlint's fix of it."""
     entry: str         # the pybind11 function name, a valid identifier
     path: str          # the file compiler messages name (the fixture, or the fixed text on disk)
-    text: str          # defines oracle_run()
+    text: str          # defines oracle_run(), unless it is only compiled
+    runnable: bool = True  # False: compiled (and linked) only, no entry point
 
 
 def entry_name(fixture_id: str, variant: str) -> str:
@@ -53,6 +66,71 @@ def has_oracle_run(text: str) -> bool:
     return _ORACLE_RUN.search(text) is not None
 
 
+def with_own_op_namespaces(text: str, suffix: str) -> str:
+    """The program with every operator namespace it registers in (`TORCH_LIBRARY(ns, m)`,
+    `_FRAGMENT`, `_IMPL`) renamed `ns<suffix>`, everywhere it is a word (the C++ namespace of
+    the same name and the "ns::op" strings too): the original and the fixed copy of a fixture
+    then load side by side in one extension. Without it the second `TORCH_LIBRARY(ns, m)` is
+    an error at load time and a second kernel for the same key silently replaces the first."""
+    for name in sorted({match.group(1) for match in _OP_NAMESPACE.finditer(text)} - _TORCH_OP_NAMESPACES):
+        text = re.sub(rf"\b{re.escape(name)}\b", name + suffix, text)
+    return text
+
+
+def with_own_c_names(text: str, suffix: str) -> str:
+    """The program with its `extern "C"` functions renamed `name<suffix>`: C linkage ignores
+    the namespace each program is put in, so two copies would define one function twice."""
+    for name in sorted({match.group(1) for match in _C_LINKAGE_FUNCTION.finditer(text)}):
+        text = re.sub(rf"\b{re.escape(name)}\b", name + suffix, text)
+    return text
+
+
+def torch_include_dirs() -> List[str]:
+    spec = importlib.util.find_spec("torch")  # found, not imported: no torch in this process
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    torch_include = os.path.join(list(spec.submodule_search_locations)[0], "include")
+    return [torch_include, os.path.join(torch_include, "torch", "csrc", "api", "include")]
+
+
+def extra_include_dirs() -> List[str]:
+    """Where the build looks for headers beyond the compiler's and torch's: the support
+    headers, and a JDK's when one is installed (JNI fixtures)."""
+    dirs = [SUPPORT_HEADERS]
+    java_homes = ([os.environ["JAVA_HOME"]] if os.environ.get("JAVA_HOME") else []) + sorted(
+        glob.glob("/usr/lib/jvm/*"))
+    for home in java_homes:
+        if os.path.exists(os.path.join(home, "include", "jni.h")):
+            dirs += [os.path.join(home, "include"), os.path.join(home, "include", "linux")]
+            break
+    return dirs
+
+
+_compiler_dirs: Optional[List[str]] = None
+
+
+def compiler_include_dirs() -> List[str]:
+    """The compiler's own search path (`c++ -v` lists it), asked once."""
+    global _compiler_dirs
+    if _compiler_dirs is None:
+        try:
+            listing = subprocess.run([os.environ.get("CXX", "c++"), "-xc++", "-E", "-v", os.devnull],
+                                     capture_output=True, text=True, timeout=60).stderr
+        except (OSError, subprocess.SubprocessError):
+            listing = ""
+        block = listing.partition("#include <...> search starts here:")[2].partition("End of search list.")[0]
+        _compiler_dirs = [line.strip() for line in block.splitlines() if line.strip()]
+    return _compiler_dirs
+
+
+def missing_headers(text: str) -> List[str]:
+    """The program's includes that the build would not find: a fixture of an SDK this
+    machine lacks (Google Benchmark, say) cannot compile here."""
+    search = torch_include_dirs() + extra_include_dirs() + compiler_include_dirs()
+    return [match.group(1) for match in _INCLUDE.finditer(text)
+            if not any(os.path.exists(os.path.join(folder, match.group(1)[1:-1])) for folder in search)]
+
+
 def translation_unit(programs: Sequence[Program]) -> str:
     # header -> where it was first included, so that a missing header is blamed on a fixture
     includes: Dict[str, str] = {header: "" for header in ("<torch/extension.h>", "<cstdio>", "<iostream>")}
@@ -60,9 +138,13 @@ def translation_unit(programs: Sequence[Program]) -> str:
     for index, program in enumerate(programs):
         for match in _INCLUDE.finditer(program.text):
             line = program.text.count("\n", 0, match.start()) + 1
-            includes.setdefault(match.group(1), f'#line {line} "{program.path}"\n')
-        # Blank the includes (keeping the line count): they are hoisted above.
-        body = _INCLUDE.sub(lambda match: "", program.text)
+            if match.group(1).startswith("<"):
+                includes.setdefault(match.group(1), f'#line {line} "{program.path}"\n')
+        # Blank the <> includes (keeping the line count): they are hoisted above. A "project"
+        # header stays in place, in the program's namespace, like the code it declares for.
+        body = _INCLUDE.sub(lambda match: "" if match.group(1).startswith("<") else match.group(0),
+                            program.text)
+        body = with_own_c_names(with_own_op_namespaces(body, f"_program{index}"), f"_program{index}")
         bodies.append(
             f"namespace gradlint_oracle_{index} {{\n"
             f'#line 1 "{program.path}"\n{body}\n}}  // namespace gradlint_oracle_{index}\n'
@@ -75,6 +157,8 @@ def translation_unit(programs: Sequence[Program]) -> str:
     parts += bodies
     entries = []
     for index, program in enumerate(programs):
+        if not program.runnable:
+            continue
         parts.append(
             f'#line 1 "{program.path} (oracle entry point)"\n'
             f"static void {program.entry}() {{ FlushOutput flush; gradlint_oracle_{index}::oracle_run(); }}\n")
@@ -143,7 +227,8 @@ def build(programs: Sequence[Program], build_root: str, timeout: float = 1800) -
         os.utime(build_dir)  # used now: the newest, whatever its age
         _prune(build_root, keep=build_dir)
         process = subprocess.run(
-            [sys.executable, BOOTSTRAP, "build", source, build_dir, EXTENSION_NAME],
+            [sys.executable, BOOTSTRAP, "build", source, build_dir, EXTENSION_NAME,
+             json.dumps(extra_include_dirs())],
             capture_output=True, text=True, timeout=timeout,
         )
         log = process.stdout + process.stderr

@@ -25,8 +25,26 @@ from gradlint.frontend import language_for
 from gradlint.settings import Settings, resolve_selection
 
 PYTHON_SOURCES = (".py",)
-CPP_SOURCES = (".cpp", ".cc", ".cxx", ".c++")
+CPP_SOURCES = (".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh")
 DEFAULT_TIMEOUT = 120.0
+# The guard-deleted program of `oracle: unguarded-fails` dies of unbounded recursion within
+# a second (torch-semantics §8b); a hang is cut off sooner than a fixture's run.
+UNGUARDED_TIMEOUT = 60.0
+_LEGACY_GUARD_DECLARATION = re.compile(
+    r"(?:\b(?:at|torch|c10)::)?\bAutoNonVariableTypeMode\s+\w+\s*(?:\([^()]*\)|\{[^{}]*\})?\s*;")
+
+
+def without_legacy_guards(text: str) -> Optional[str]:
+    """The program with each legacy guard GL101 is expected to report deleted (what a fix
+    that removes the guard would leave), or None when a reported line declares none."""
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        if re.search(r"expect:\s*GL101", line):
+            line, count = _LEGACY_GUARD_DECLARATION.subn("", line)
+            if not count:
+                return None
+            lines[number] = line
+    return "".join(lines)
 
 
 def default_build_dir() -> str:
@@ -83,6 +101,9 @@ def prepare(fixture: Fixture) -> Case:
         # Still run: the verdict says what it raised.
         claim.errors.append("a negative (no expected findings) must run clean, but it claims "
                             "`oracle: raises`: catch and print the error if it is the point")
+    if case.kind == "cpp" and claim.unguarded_fails and without_legacy_guards(fixture.text) is None:
+        case.problems.append("`oracle: unguarded-fails`: a line expecting GL101 declares no "
+                             "legacy guard to delete")
     if case.kind == "cpp":
         for label, text in (("original", fixture.text), ("fixed", case.fixed_text)):
             if text is None:
@@ -101,6 +122,7 @@ class Outcome:
     verdict: Optional[Verdict]           # None: skipped
     before: Optional[RunReport] = None
     after: Optional[RunReport] = None
+    unguarded: Optional[RunReport] = None  # the original with its legacy guards deleted
 
 
 def self_test_cases(folder: str) -> List[Case]:
@@ -134,6 +156,10 @@ class OracleSession:
         self.pool = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 2)
         self.futures: Dict[str, Future] = {}
         self.build_result: Optional[oracle_cpp.BuildResult] = None
+        # fixture id -> variant (original, fixed, unguarded) -> its entry in the extension
+        self.entries: Dict[str, Dict[str, str]] = {}
+        # entry -> why it was not compiled (a header this machine lacks, a PYBIND11_MODULE)
+        self.not_compiled: Dict[str, str] = {}
         self.started = time.monotonic()
         self.finished: Optional[float] = None
         self._cpp_ready = threading.Event()
@@ -145,7 +171,11 @@ class OracleSession:
 
     def start(self) -> None:
         cpp_cases = [case for case in self.cases.values() if self._runnable(case, "cpp")]
-        threading.Thread(target=self._build_and_run_cpp, args=(cpp_cases,), daemon=True).start()
+        # Skipped C++ fixtures are still compiled, original and fixed, in the same build.
+        compiled_only = [case for case in self.cases.values() if case.kind == "cpp"
+                         and case.skip_reason is not None and case.fixture.code != SELF_TEST]
+        threading.Thread(target=self._build_and_run_cpp, args=(cpp_cases, compiled_only),
+                         daemon=True).start()
         for fixture_id, case in self.cases.items():
             if self._runnable(case, "python"):
                 self.futures[fixture_id] = self.pool.submit(self._run_python, case)
@@ -163,6 +193,24 @@ class OracleSession:
             self._cpp_ready.wait()
         return self.futures[fixture_id].result()
 
+    def compile_problems(self, fixture_id: str) -> Dict[str, Optional[List[str]]]:
+        """variant -> None (compiled), [] (not compiled here: see `not_compiled`), or the
+        compiler's errors; waits for the build."""
+        self._cpp_ready.wait()
+        if self.build_result is None:
+            raise RuntimeError("the C++ build did not run")
+        problems: Dict[str, Optional[List[str]]] = {}
+        for variant, entry in self.entries.get(fixture_id, {}).items():
+            if entry in self.not_compiled:
+                problems[variant] = []
+            elif entry in self.build_result.failed:
+                problems[variant] = self.build_result.failed[entry]
+            elif self.build_result.library is None:
+                problems[variant] = ["the oracle extension did not build:\n" + self.build_result.log[-4000:]]
+            else:
+                problems[variant] = None
+        return problems
+
     def close(self) -> None:
         self.pool.shutdown(wait=True)
         for server in self._all_servers:
@@ -170,7 +218,8 @@ class OracleSession:
 
     # -- running ----------------------------------------------------------------------------
 
-    def _run(self, case: Case, label: str, mode: str, arguments: List[str], cwd: str) -> RunReport:
+    def _run(self, case: Case, label: str, mode: str, arguments: List[str], cwd: str,
+             timeout: Optional[float] = None) -> RunReport:
         """Run one program (`label`: before or after the fix) on this thread's fork server."""
         server = getattr(self._servers, "server", None)
         if server is None or server.process.poll() is not None:
@@ -178,7 +227,7 @@ class OracleSession:
             with self._lock:
                 self._all_servers.append(server)
         report = os.path.join(self._case_dir(case), f"{label}.json")
-        return server.run([mode, report, *arguments], cwd, report, self.timeout)
+        return server.run([mode, report, *arguments], cwd, report, timeout or self.timeout)
 
     def _case_dir(self, case: Case) -> str:
         path = os.path.join(self.work_dir, _sanitized(case.fixture.id))
@@ -198,23 +247,34 @@ class OracleSession:
             after = self._run(case, "after", "script", [fixed_path], fixed_dir)
         return self._finish(Outcome(case, judge(case.claim, before, after), before, after))
 
-    def _build_and_run_cpp(self, cases: List[Case]) -> None:
+    def _build_and_run_cpp(self, cases: List[Case], compiled_only: Sequence[Case] = ()) -> None:
         try:
-            programs, variants = [], {}
-            for case in cases:
-                original, fixed = (oracle_cpp.entry_name(case.fixture.id, variant)
-                                   for variant in ("original", "fixed"))
-                programs.append(oracle_cpp.Program(original, case.fixture.path, case.fixture.text))
-                if case.fixed_text is not None:
-                    fixed_path = oracle_cpp.write_source(
-                        os.path.join(self.build_dir, "fixed", _sanitized(case.fixture.id)), case.fixed_text)
-                    programs.append(oracle_cpp.Program(fixed, fixed_path, case.fixed_text))
-                variants[case.fixture.id] = (original, fixed if case.fixed_text is not None else None)
+            programs = []
+            for case in list(cases) + list(compiled_only):
+                runnable = case in cases
+                variants = {"original": (case.fixture.path, case.fixture.text)}
+                generated = {"fixed": case.fixed_text}
+                if runnable and case.claim.unguarded_fails:
+                    generated["unguarded"] = without_legacy_guards(case.fixture.text)
+                for variant, text in generated.items():
+                    if text is not None:
+                        path = oracle_cpp.write_source(os.path.join(
+                            self.build_dir, variant, _sanitized(case.fixture.id)), text)
+                        variants[variant] = (path, text)
+                entries = self.entries[case.fixture.id] = {}
+                for variant, (path, text) in variants.items():
+                    entry = entries[variant] = oracle_cpp.entry_name(case.fixture.id, variant)
+                    missing = [] if runnable else oracle_cpp.missing_headers(text)
+                    problem = oracle_cpp.program_problem(text)
+                    if missing or problem:
+                        self.not_compiled[entry] = problem or f"needs {', '.join(missing)}, not installed here"
+                        continue
+                    programs.append(oracle_cpp.Program(entry, path, text, runnable=runnable))
             if programs:
                 self.build_result = oracle_cpp.build(programs, self.build_dir)
             for case in cases:
-                original, fixed = variants[case.fixture.id]
-                self.futures[case.fixture.id] = self.pool.submit(self._run_cpp, case, original, fixed)
+                self.futures[case.fixture.id] = self.pool.submit(
+                    self._run_cpp, case, self.entries[case.fixture.id])
         except BaseException as error:  # every C++ test must hear about it, not hang
             for case in cases:
                 failed: Future = Future()
@@ -223,21 +283,20 @@ class OracleSession:
         finally:
             self._cpp_ready.set()
 
-    def _run_cpp(self, case: Case, original: str, fixed: Optional[str]) -> Outcome:
+    def _run_cpp(self, case: Case, entries: Dict[str, str]) -> Outcome:
         build = self.build_result
         not_built = [f"{variant}: does not compile:\n  " + "\n  ".join(build.failed[entry][:8])
-                     for variant, entry in (("original", original), ("fixed", fixed))
-                     if entry is not None and entry in build.failed]
+                     for variant, entry in entries.items() if entry in build.failed]
         if build.library is None or not_built:
             verdict = Verdict(problems=not_built or [
                 "the oracle extension did not build:\n" + build.log[-4000:]])
             return self._finish(Outcome(case, verdict))
         folder = self._case_dir(case)
-        before = self._run(case, "before", "extension", [build.library, original], folder)
-        after = None
-        if fixed is not None:
-            after = self._run(case, "after", "extension", [build.library, fixed], folder)
-        return self._finish(Outcome(case, judge(case.claim, before, after), before, after))
+        runs = {variant: self._run(case, variant, "extension", [build.library, entry], folder,
+                                   UNGUARDED_TIMEOUT if variant == "unguarded" else self.timeout)
+                for variant, entry in entries.items()}
+        verdict = judge(case.claim, runs["original"], runs.get("fixed"), runs.get("unguarded"))
+        return self._finish(Outcome(case, verdict, runs["original"], runs.get("fixed"), runs.get("unguarded")))
 
     def _judge_unrun(self, case: Case) -> Outcome:
         if case.skip_reason is not None:

@@ -16,10 +16,10 @@ from oracle_session import ForkServer
 SEMANTICS = os.path.join(ROOT, "docs", "torch-semantics.md")
 
 
-def report(stdout="", exception=None, returncode=None, threads=()):
+def report(stdout="", exception=None, returncode=None, threads=(), stderr=""):
     if returncode is None:
         returncode = 1 if exception else 0
-    return RunReport(stdout, "", returncode, 0.1, exception, threads)
+    return RunReport(stdout, stderr, returncode, 0.1, exception, threads)
 
 
 RUNTIME_ERROR_INPLACE = ("RuntimeError", "RuntimeError", MESSAGES["E_INPLACE"])
@@ -265,7 +265,74 @@ def test_a_positive_needs_a_directive_and_a_cpp_fixture_an_oracle_run(tmp_path):
     cpp = _prepared(tmp_path, "no_entry.cpp", "// oracle: clean\nint helper() { return 1; }\n")
     assert cpp.problems == ["original: defines no `void oracle_run()` to run"]
     header = _prepared(tmp_path, "guard.h", "// oracle: clean\n")
-    assert "cannot run" in header.problems[0]
+    assert header.problems == ["original: defines no `void oracle_run()` to run"]
+    objective = _prepared(tmp_path, "guard.mm", "// oracle: clean\n")
+    assert "cannot run" in objective.problems[0]
+
+
+WARNING = "AutoNonVariableTypeMode is deprecated"
+UNGUARDED = f"// oracle: before-prints y 2\n// oracle: after-prints y 2\n// oracle: before-warns {WARNING}\n// oracle: unguarded-fails\n"
+
+
+def test_a_stated_warning_must_be_written_by_the_original_only():
+    claim = parse_claim(UNGUARDED)
+    warned = report("y 2\n", stderr=f"[W] Warning: {WARNING} and will be removed\n")
+    crashed = report("", returncode=-11)
+    assert judge(claim, warned, report("y 2\n"), crashed).problems == []
+    silent = judge(claim, report("y 2\n"), report("y 2\n"), crashed)
+    assert any("did not write" in problem for problem in silent.problems)
+    still = judge(claim, warned, report("y 2\n", stderr=WARNING), crashed)
+    assert any("fixed: still writes" in problem for problem in still.problems)
+
+
+def test_unguarded_fails_needs_the_guard_deleted_program_to_fail():
+    claim = parse_claim(UNGUARDED)
+    warned = report("y 2\n", stderr=WARNING)
+    for failed in (report("", returncode=-11), RunReport("", "", None, 60.0),
+                   report("", RUNTIME_ERROR_INPLACE)):
+        verdict = judge(claim, warned, report("y 2\n"), failed)
+        assert verdict.unguarded_failed is True and verdict.problems == []
+    verdict = judge(claim, warned, report("y 2\n"), report("y 2\n"))
+    assert verdict.unguarded_failed is False
+    assert any("still ran cleanly" in problem for problem in verdict.problems)
+    assert any("was not run" in problem for problem in judge(claim, warned, report("y 2\n")).problems)
+
+
+def test_the_guard_deleted_program_loses_exactly_the_reported_guards():
+    from oracle_session import without_legacy_guards
+
+    source = ("  at::AutoNonVariableTypeMode g;  // expect: GL101\n"
+              "  at::AutoNonVariableTypeMode kept(true);\n"
+              "  torch::AutoNonVariableTypeMode member{true};  // expect: GL101\n")
+    assert without_legacy_guards(source) == (
+        "    // expect: GL101\n  at::AutoNonVariableTypeMode kept(true);\n    // expect: GL101\n")
+    assert without_legacy_guards("  auto y = f(x);  // expect: GL101\n") is None
+
+
+def test_each_program_registers_its_ops_in_a_namespace_of_its_own():
+    source = ('namespace gain_ops {\nTORCH_LIBRARY(gain_ops, m) { m.def("f(Tensor x) -> Tensor"); }\n'
+              'auto op = find("gain_ops::f");\n}\nTORCH_LIBRARY_IMPL(_, Autograd, m) {}\n'
+              'TORCH_LIBRARY_IMPL(aten, CPU, m) {}\nint gain_ops_count;\n')
+    renamed = oracle_cpp.with_own_op_namespaces(source, "_program3")
+    assert renamed == source.replace("gain_ops {", "gain_ops_program3 {").replace(
+        "(gain_ops,", "(gain_ops_program3,").replace('"gain_ops::', '"gain_ops_program3::')
+    first, second = (oracle_cpp.Program(f"p{n}", f"/f/p{n}.cpp", source) for n in (0, 1))
+    unit = oracle_cpp.translation_unit([first, second])
+    assert "TORCH_LIBRARY(gain_ops_program0, m)" in unit and "TORCH_LIBRARY(gain_ops_program1, m)" in unit
+    assert "TORCH_LIBRARY(gain_ops, m)" not in unit
+
+
+def test_compiled_only_programs_get_no_entry_point_and_project_headers_stay_in_place():
+    program = oracle_cpp.Program("a__fixed", "/f/a.cpp", '#include <torch/torch.h>\n#include "density.h"\n'
+                                 "int helper();\n", runnable=False)
+    unit = oracle_cpp.translation_unit([program])
+    assert "a__fixed" not in unit
+    assert unit.index('#include "density.h"') > unit.index("namespace gradlint_oracle_0 {")
+    assert unit.index("#include <torch/torch.h>") < unit.index("namespace gradlint_oracle_0 {")
+    jni = 'extern "C" JNIEXPORT jboolean JNICALL\nJava_org_Model_load(JNIEnv* env) { return load(); }\n'
+    assert oracle_cpp.with_own_c_names(jni, "_program2") == jni.replace("Java_org_Model_load", "Java_org_Model_load_program2")
+    assert oracle_cpp.missing_headers('#include <gradlint_no_such_sdk/api.h>\n#include <vector>\n') == [
+        "<gradlint_no_such_sdk/api.h>"]
 
 
 def test_a_golden_file_that_gradlint_does_not_produce_is_reported(tmp_path):

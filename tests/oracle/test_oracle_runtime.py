@@ -21,6 +21,31 @@ def test_fixture_under_torch(oracle_session, fixture):
     assert not problems, f"{fixture.id}:\n" + "\n".join(f"- {problem}" for problem in problems)
 
 
+CPP_FIXTURES = [fixture for fixture in FIXTURES if fixture.id.startswith("cpp/")]
+
+
+@pytest.mark.parametrize("fixture", CPP_FIXTURES, ids=[fixture.id for fixture in CPP_FIXTURES])
+def test_cpp_fixture_and_its_fix_compile(oracle_session, fixture):
+    """Every C++ fixture, and gradlint's fix of it (its golden), compiles against the torch
+    headers in the oracle's one build, run by the oracle or not."""
+    from oracle_session import CPP_SOURCES
+
+    if not fixture.path.endswith(CPP_SOURCES):
+        pytest.skip(f"{fixture.id}: not C++ that g++ compiles here (Objective-C++ needs the iOS SDK)")
+    problems = oracle_session.compile_problems(fixture.id)
+    assert "original" in problems, f"{fixture.id} was not put into the build"
+    if fixture.golden is not None:
+        assert "fixed" in problems, f"the fix of {fixture.id} was not put into the build"
+    errors = {variant: errors for variant, errors in problems.items() if errors}
+    assert not errors, f"{fixture.id}:\n" + "\n".join(
+        f"- {variant}: " + "\n  ".join(lines[:8]) for variant, lines in errors.items())
+    not_here = [variant for variant, errors in problems.items() if errors == []]
+    if not_here:
+        entries = oracle_session.entries[fixture.id]
+        pytest.skip("; ".join(f"{variant}: {oracle_session.not_compiled[entries[variant]]}"
+                              for variant in not_here))
+
+
 ADVICE_PHRASE = "no runtime failure"
 
 
