@@ -317,3 +317,37 @@ def test_a_call_returning_a_tuple_gets_no_clone_fix(parse):
     assert fixes[10] is None
     assert fixes[12] is not None and fixes[12].edits[0].replacement == ".clone()"
     assert fixes[12].safety.value == "unsafe"
+
+
+def test_guards_entered_through_the_modules_own_code(parse):
+    outline = parse("""
+        import contextlib
+        import torch
+        @contextlib.contextmanager
+        def evaluating():
+            with torch.inference_mode():
+                yield
+        @contextlib.contextmanager
+        def quiet():
+            yield
+        class Session:
+            def __enter__(self):
+                torch.inference_mode().__enter__()
+        class Plain:
+            def __enter__(self):
+                return self
+        def f(x):
+            with evaluating():
+                a = x * 2
+            with Session():
+                b = x * 2
+            with quiet():
+                c = x * 2
+            with Plain():
+                d = x * 2
+            a.add_(1)
+            b.add_(1)
+            c.add_(1)
+            d.add_(1)
+    """)
+    assert _events(outline) == [("mutate", 25), ("mutate", 26)]  # a and b; c and d are ordinary

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.python.flow.caches import LazyCaches
 from gradlint.python.flow.callbacks import callback_parameters
@@ -14,8 +14,10 @@ from gradlint.python.flow.sinks import Sinks
 from gradlint.python.flow.statements import StatementTransfer
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_names, dotted, parameter_names, qualified_name
 from gradlint.python.flow.syntax import ExpressionFacts, expression_facts
-from gradlint.python.flow.training import reached_from_training, trains
+from gradlint.python.flow.callers import Callers
+from gradlint.python.flow.training import TrainingReach
 from gradlint.python.flow.types import ModuleTypes
+from gradlint.python.flow.user_guards import user_guard_regions
 from gradlint.python.flow.values import FlowEvent, Kind, State, Summary, Taint
 from gradlint.python.outline import Outline, ScreenRegion
 
@@ -34,6 +36,7 @@ class InferenceFlow:
         self.classes: Dict[str, ast.ClassDef] = {}  # module-level classes by name
         self.methods: Dict[Tuple[str, str], FunctionNode] = {}
         self._scope_list: List[Tuple[FunctionNode, Optional[str]]] = []
+        self.enclosing: Dict[int, Optional[FunctionNode]] = {}  # a nested function -> the function around it
         self._index(outline.module.body, None)
         by_name: Dict[str, List[FunctionNode]] = {}
         for (_, method), function in self.methods.items():
@@ -44,7 +47,8 @@ class InferenceFlow:
         # id of a `with` item's expression (or a decorated function) -> its inference region
         self.item_regions: Dict[int, ScreenRegion] = {}
         self.decorator_regions: Dict[int, List[ScreenRegion]] = {}
-        for region in outline.regions:
+        self.user_regions = user_guard_regions(outline)
+        for region in [*outline.regions, *self.user_regions]:
             if region.guard.inference is None:
                 continue
             if region.is_decorator:
@@ -56,32 +60,34 @@ class InferenceFlow:
         self.attribute_taints: Dict[str, State] = {}  # class name -> `self.x` taints
         self.region_exits: Dict[ast.AST, State] = {}  # With -> state when it ends
         self.events: List[FlowEvent] = []
-        self._trains: Dict[int, bool] = {}
         self._fresh: Dict[int, Optional[Taint]] = {}
         self._class_of = {id(function): klass for function, klass in self._scope_list}
         self._facts: Dict[int, ExpressionFacts] = {}
-        if outline.enters_inference_mode:
+        if outline.enters_inference_mode or self.user_regions:
             self._run()  # nothing is made under inference mode in a file that never enters it
 
-    def _index(self, statements: Sequence[ast.stmt], klass: Optional[str], top: bool = True) -> None:
-        """Every function (with the class it is a method of) in source order."""
+    def _index(self, statements: Sequence[ast.stmt], klass: Optional[str], top: bool = True,
+               enclosing: Optional[FunctionNode] = None) -> None:
+        """Every function (with the class it is a method of, and the function it is nested
+        in) in source order."""
         for statement in statements:
             if isinstance(statement, FUNCTION_DEFINITIONS):
                 self._scope_list.append((statement, klass))
+                self.enclosing[id(statement)] = enclosing
                 if top:
                     self.functions[statement.name] = statement
                 if klass is not None:
                     self.methods[(klass, statement.name)] = statement
-                self._index(statement.body, None, top=False)
+                self._index(statement.body, None, top=False, enclosing=statement)
             elif isinstance(statement, ast.ClassDef):
                 if top:
                     self.classes[statement.name] = statement
-                self._index(statement.body, statement.name, top=False)
+                self._index(statement.body, statement.name, top=False, enclosing=enclosing)
             else:
                 for field in ("body", "orelse", "finalbody"):
-                    self._index(getattr(statement, field, None) or (), None, top=False)
+                    self._index(getattr(statement, field, None) or (), klass, top, enclosing)
                 for clause in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or ():
-                    self._index(clause.body, None, top=False)
+                    self._index(clause.body, klass, top, enclosing)
 
     def _module_classes(self) -> Iterator[str]:
         """Classes of this module that are `nn.Module`s (directly or through each other)."""
@@ -102,15 +108,16 @@ class InferenceFlow:
         return iter(found)
 
     def trains(self, scope: ast.AST) -> bool:
-        """Whether `scope` runs backward itself (cheap), else whether a scope that does calls it."""
-        found = self._trains.get(id(scope))
-        if found is None:
-            found = self._trains[id(scope)] = trains(self.outline, scope) or id(scope) in self._training_reach
-        return found
+        """Whether `scope` runs backward, or a scope that does calls it."""
+        return self._training.trains(scope)
 
     @cached_property
-    def _training_reach(self) -> FrozenSet[int]:
-        return reached_from_training(self.outline, self._scope_list, self.callee)
+    def _training(self) -> TrainingReach:
+        return TrainingReach(self.outline, self.callers, self.enclosing)
+
+    @cached_property
+    def callers(self) -> Callers:
+        return Callers(self.outline, [function for function, _ in self._scope_list])
 
     @cached_property
     def callback_parameters(self) -> Dict[int, FrozenSet[str]]:
@@ -122,7 +129,10 @@ class InferenceFlow:
 
     @cached_property
     def module_types(self) -> ModuleTypes:
-        return ModuleTypes(self.outline, self.module_classes, self._scope_list, self.functions)
+        methods: Dict[str, List[FunctionNode]] = {}
+        for (klass, _), method in self.methods.items():
+            methods.setdefault(klass, []).append(method)
+        return ModuleTypes(self.outline, self.module_classes, methods, self.callers, self._class_of)
 
     def fresh_return(self, callee: FunctionNode, caller_class: Optional[str]) -> Optional[Taint]:
         """What `callee` returns when it runs under inference mode, if that is a value it makes

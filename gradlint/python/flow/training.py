@@ -3,52 +3,56 @@ optimizer step. Saving an inference tensor for backward only matters there (§1)
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Optional
 
 from gradlint.python.flow import knowledge as torch_api
+from gradlint.python.flow.callers import Callers
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, qualified_name
 from gradlint.python.outline import Outline
 
 
-def calls_of(scope: ast.AST) -> Iterator[ast.Call]:
-    """The calls a function definition (or the module) makes itself: in its body, lambdas
-    and classes included, nested functions left to themselves."""
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, FUNCTION_DEFINITIONS):
-            stack.extend(node.decorator_list)  # decorators and defaults run in the outer scope
-            stack.extend(node.args.defaults)
-            continue
-        if isinstance(node, ast.Call):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
+class TrainingReach:
+    """Whether a scope trains: it runs backward or an optimizer step itself, or a scope that
+    trains calls it (its code then runs with autograd recording, so what it saves for
+    backward matters: `model.forward_train(x)` called before `loss.backward()`).
 
+    Callers are found by name (`gradlint.python.flow.callers`)."""
 
-def trains(outline: Outline, scope: ast.AST) -> bool:
-    """Whether a function definition (or the module) holds a training call of its own."""
-    return any(is_training_call(call, outline) for call in calls_of(scope))
+    def __init__(self, outline: Outline, callers: Callers, enclosing: Dict[int, Optional[ast.AST]]) -> None:
+        self.outline = outline
+        self.callers = callers
+        self.enclosing = enclosing  # a function nested in another is called from that one only
+        self._itself: Dict[int, bool] = {}
+        self._answers: Dict[int, bool] = {}
 
+    def trains(self, scope: ast.AST) -> bool:
+        found = self._answers.get(id(scope))
+        if found is None:
+            found = self._answers[id(scope)] = self._reaches(scope)
+        return found
 
-def reached_from_training(outline: Outline, scopes: Iterable[Tuple[ast.AST, Optional[str]]],
-                          callee: Callable[[ast.Call, Optional[str]], Optional[ast.AST]]) -> FrozenSet[int]:
-    """The ids of the scopes that train or that a training scope calls (through this
-    module's functions and methods): their code runs with autograd recording, so what it
-    saves for backward matters (`model.forward_train(x)` called before `loss.backward()`)."""
-    edges: Dict[int, List[int]] = {}
-    reached: List[int] = []
-    for scope, klass in [(outline.module, None), *scopes]:
-        calls = list(calls_of(scope))
-        edges[id(scope)] = [id(found) for found in map(lambda call: callee(call, klass), calls) if found is not None]
-        if any(is_training_call(call, outline) for call in calls):
-            reached.append(id(scope))
-    seen = set(reached)
-    while reached:
-        for target in edges.get(reached.pop(), ()):
-            if target not in seen:
-                seen.add(target)
-                reached.append(target)
-    return frozenset(seen)
+    def _reaches(self, scope: ast.AST) -> bool:
+        seen = {id(scope)}
+        pending = [scope]
+        while pending:
+            current = pending.pop()
+            if self._answers.get(id(current)) or self._trains_itself(current):
+                return True
+            if not isinstance(current, FUNCTION_DEFINITIONS):
+                continue  # the module's top level has no caller
+            around = self.enclosing.get(id(current))
+            for caller in [around] if around is not None else self.callers.scopes_calling(current.name):
+                if id(caller) not in seen:
+                    seen.add(id(caller))
+                    pending.append(caller)
+        return False
+
+    def _trains_itself(self, scope: ast.AST) -> bool:
+        found = self._itself.get(id(scope))
+        if found is None:
+            found = self._itself[id(scope)] = any(
+                is_training_call(call, self.outline) for call in self.callers.calls(scope))
+        return found
 
 
 def is_training_call(call: ast.Call, outline: Outline) -> bool:

@@ -4,15 +4,17 @@ Calling a module gives a tensor (torch-semantics §1b: a module's forward is tor
 its parameters), so `model(x)` under inference mode is surely an inference tensor when
 `model` is known to be a module: built from `torch.nn.<Class>(...)`, from a class of this
 module that derives one, or through `.to(...)`/`.eval()` of such a value. A parameter is
-one when every call of its function in this module passes a module.
+one when every call of its function in this module passes a module. Each scope's names
+are worked out only when the flow asks (a call under the mode).
 """
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set
 
 from gradlint.python.flow import knowledge as torch_api
-from gradlint.python.flow.syntax import dotted, parameter_names, qualified_name, target_names
+from gradlint.python.flow.callers import Callers
+from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, parameter_names, qualified_name, target_names
 from gradlint.python.outline import Outline, nodes_in
 
 
@@ -36,58 +38,80 @@ def builds_module(outline: Outline, value: ast.AST, module_classes: FrozenSet[st
 
 
 class ModuleTypes:
-    """Module-typed names per scope: a function's own, the module's top level, and a class's `self.x`."""
+    """Module-typed names per scope: a function's own and its typed parameters, the module's
+    top level, and a class's `self.x` (set so in any of its methods)."""
 
     def __init__(self, outline: Outline, module_classes: FrozenSet[str],
-                 scopes: Iterable[Tuple[ast.AST, Optional[str]]],
-                 functions: Dict[str, ast.AST]) -> None:
+                 classes_methods: Dict[str, List[ast.AST]],
+                 callers: Callers, class_of: Dict[int, Optional[str]]) -> None:
         self.outline = outline
         self.module_classes = module_classes
-        self._own: Dict[int, Set[str]] = {}
-        self._classes: Dict[str, Set[str]] = {}
-        scopes = list(scopes)
-        self.top = self._collect(outline.module.body, set())
-        for function, klass in scopes:
-            names = self._collect(function.body, set(), base=self.top)
-            self._own[id(function)] = names
-            if klass is not None:
-                self._classes.setdefault(klass, set()).update(name for name in names if name.startswith("self."))
-        self._parameters(scopes, functions)
+        self._classes_methods = classes_methods
+        self.callers = callers
+        self._class_of = class_of
+        self.top = self._collect(outline.module.body, frozenset())
+        self._own: Dict[int, FrozenSet[str]] = {}
+        self._class_names: Dict[str, FrozenSet[str]] = {}
+        self._typed_parameters: Dict[int, FrozenSet[str]] = {}
+        self._visiting: Set[int] = set()
 
-    def _collect(self, body: List[ast.stmt], names: Set[str], base: FrozenSet[str] = frozenset()) -> Set[str]:
+    def _collect(self, body: List[ast.stmt], base: FrozenSet[str]) -> FrozenSet[str]:
+        names: Set[str] = set()
         known = lambda key: key in names or key in base  # noqa: E731
         for node in nodes_in(list(body)):
             if isinstance(node, ast.Assign) and builds_module(self.outline, node.value, self.module_classes, known):
                 for target in node.targets:
                     names.update(target_names(target))
-        return names
+        return frozenset(names)
 
-    def _parameters(self, scopes, functions: Dict[str, ast.AST]) -> None:
-        """A parameter every call in the module fills with a module is module-typed."""
-        passed: Dict[Tuple[int, str], bool] = {}
-        for scope, names in [(self.outline.module, self.top)] + [(f, self.names_of(f, k)) for f, k in scopes]:
-            body = scope.body
-            for node in nodes_in(list(body)):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
-                    continue
-                callee = functions.get(node.func.id)
-                if callee is None:
-                    continue
-                params = parameter_names(callee)
-                filled = list(zip(params, node.args)) + [(item.arg, item.value) for item in node.keywords]
+    def _own_names(self, function: ast.AST) -> FrozenSet[str]:
+        found = self._own.get(id(function))
+        if found is None:
+            found = self._own[id(function)] = self._collect(function.body, self.top)
+        return found
+
+    def _class_attributes(self, klass: str) -> FrozenSet[str]:
+        found = self._class_names.get(klass)
+        if found is None:
+            found = self._class_names[klass] = frozenset(
+                name for method in self._classes_methods.get(klass, ())
+                for name in self._own_names(method) if name.startswith("self."))
+        return found
+
+    def _parameters(self, function: ast.AST) -> FrozenSet[str]:
+        """The parameters every call of `function` (by its name) in the module fills with a module."""
+        found = self._typed_parameters.get(id(function))
+        if found is not None:
+            return found
+        if id(function) in self._visiting:
+            return frozenset()  # a recursive call: what is known so far
+        self._visiting.add(id(function))
+        params = parameter_names(function)
+        passed: Dict[str, bool] = {}
+        for scope in self.callers.scopes_calling(function.name):
+            callers = [call for call in self.callers.calls(scope)
+                       if isinstance(call.func, ast.Name) and call.func.id == function.name]
+            if not callers:
+                continue
+            names = self.names_of(None if scope is self.outline.module else scope, self._class_of.get(id(scope)))
+            for call in callers:
+                filled = list(zip(params, call.args)) + [(item.arg, item.value) for item in call.keywords]
                 for name, argument in filled:
                     if name is None or isinstance(argument, ast.Starred):
                         continue
-                    key = (id(callee), name)
                     module = dotted(argument) in names or builds_module(
                         self.outline, argument, self.module_classes, names.__contains__)
-                    passed[key] = passed.get(key, True) and module
-        for function in functions.values():
-            typed = {name for name in parameter_names(function) if passed.get((id(function), name))}
-            self._own.setdefault(id(function), set()).update(typed)
+                    passed[name] = passed.get(name, True) and module
+        self._visiting.discard(id(function))
+        found = self._typed_parameters[id(function)] = frozenset(name for name, typed in passed.items() if typed)
+        return found
 
     def names_of(self, function: Optional[ast.AST], klass: Optional[str]) -> FrozenSet[str]:
         if function is None:
-            return frozenset(self.top)
-        own = self._own.get(id(function), set())
-        return frozenset(own | self.top | self._classes.get(klass, set()))
+            return self.top
+        names = self._own_names(function) | self.top
+        if klass is not None:
+            names |= self._class_attributes(klass)
+        elif self._class_of.get(id(function)) is None and isinstance(function, FUNCTION_DEFINITIONS):
+            names |= self._parameters(function)  # module functions are called by name
+        return names

@@ -21,6 +21,13 @@ class InferenceTensorMutatedOutside(Rule):
     A nested `torch.inference_mode(False)` counts as outside. A number that accumulates
     tensors under the mode (`total = 0`, then `total += F.cross_entropy(...)` in the block)
     is an inference tensor afterwards, so `total /= n` after the block is reported too.
+    A call of a module (a name built from `torch.nn.<Class>(...)` or a module class of the
+    file, `self.head`, a parameter every caller fills with one) is surely a tensor, and a
+    helper of the file returns, under the caller's mode, what it makes itself. A `with` on
+    the file's own guard (a `@contextmanager` that yields inside `with
+    torch.inference_mode():`, a class whose `__enter__` enters one) counts as inference
+    mode. Not followed: functions of other modules, dynamic dispatch and `getattr`, object
+    state set by a method called under the mode and read by another (a lazily filled cache).
 
     In C++: a variable assigned inside a scope that holds an enabled `c10::InferenceMode`
     guard, then updated in place after the scope closes in the same function: any

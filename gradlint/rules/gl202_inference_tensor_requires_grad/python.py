@@ -1,8 +1,9 @@
 """GL202 in Python: read the requires-grad events of the inference-tensor flow."""
 from gradlint.python.flow_report import flow_diagnostics
-from gradlint.python.screens import ENTERS_INFERENCE_MODE
+from gradlint.python.flow.user_guards import enters_inference_mode
+from gradlint.python.screens import Screen
 
-screen = ENTERS_INFERENCE_MODE  # Rule.screen: the flow starts only where inference mode is surely on
+screen = Screen("inference mode surely on (torch's guard or the module's own)", enters_inference_mode)  # Rule.screen
 
 
 def check(file):

@@ -19,7 +19,8 @@ class ModuleBuiltUnderInferenceMode(Rule):
     with it) and later, outside the region, put in training mode (`.train()`), asked for its
     parameters (`.parameters()`, `.named_parameters()`, as when building an optimizer), or
     called in code that runs `.backward()`. The module is followed through names, `self.`
-    attributes and same-module calls; the finding points at its first training use.
+    attributes and same-module calls; as in C++, the finding points at the construction (what
+    has to move) and names the first training use.
 
     ## Why is this bad?
     Parameters made under inference mode are inference tensors that still require grad
