@@ -23,8 +23,9 @@ def snippet(outline, node: ast.AST) -> str:
 
 
 def is_what(taint: Taint) -> str:
-    """`is an inference tensor` or, for a list or dict of them, `holds inference tensors`."""
-    return "holds inference tensors" if taint.kind is Kind.CONTAINER else "is an inference tensor"
+    """`is an inference tensor` or, for a list or dict of them or a module made of them,
+    `holds inference tensors`."""
+    return "holds inference tensors" if taint.kind in (Kind.CONTAINER, Kind.MODULE) else "is an inference tensor"
 
 
 def origin_of(outline, taint: Taint) -> str:

@@ -351,3 +351,63 @@ def test_guards_entered_through_the_modules_own_code(parse):
             d.add_(1)
     """)
     assert _events(outline) == [("mutate", 25), ("mutate", 26)]  # a and b; c and d are ordinary
+
+
+def test_call_contexts_read_from_the_call_sites(parse):
+    from gradlint.python.flow.contexts import Mode
+
+    outline = parse("""
+        import torch
+        def only_under(x):
+            return x
+        def mixed(x):
+            return x
+        def as_callback(x):
+            return x
+        def never_called(x):
+            return x
+        @torch.inference_mode()
+        def decorated(x):
+            return only_under(x), as_callback(x)
+        def switched_off(x):
+            with torch.inference_mode():
+                with torch.inference_mode(False):
+                    return mixed(x)
+        def top(x):
+            with torch.inference_mode():
+                only_under(x)
+                mixed(x)
+            handlers = [as_callback]
+            return handlers
+        top(1)
+    """)
+    flow = inference_flow(outline)
+    modes = {name: flow.contexts.mode_of(function) for name, function in flow.functions.items()}
+    assert modes["only_under"] is Mode.UNDER
+    assert modes["mixed"] is Mode.OUTSIDE  # the nested inference_mode(False) is outside
+    assert modes["as_callback"] is Mode.UNKNOWN  # named in a list: calls the flow cannot see
+    assert modes["never_called"] is Mode.UNKNOWN
+    assert modes["top"] is Mode.OUTSIDE
+
+
+def test_objects_take_the_attributes_their_class_leaves(parse):
+    outline = parse("""
+        import torch
+        class Buffers:
+            def __init__(self, n):
+                self.store = {}
+                self.store["a"] = torch.zeros(n)
+                self.plain = torch.zeros(n)
+        def f(n):
+            with torch.inference_mode():
+                inside = Buffers(n)
+            outside = Buffers(n)
+            alias = inside
+            alias.store["a"].add_(1)
+            alias.plain.add_(1)
+            outside.store["a"].add_(1)
+            outside.plain.add_(1)
+            other = outside
+            other.plain.add_(1)
+    """)
+    assert _events(outline) == [("mutate", 12), ("mutate", 13)]

@@ -15,6 +15,8 @@ from gradlint.python.flow.statements import StatementTransfer
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_names, dotted, parameter_names, qualified_name
 from gradlint.python.flow.syntax import ExpressionFacts, expression_facts
 from gradlint.python.flow.callers import Callers
+from gradlint.python.flow.contexts import CallContexts, Mode
+from gradlint.python.flow.objects import ObjectRules, class_of_value, container_names
 from gradlint.python.flow.training import TrainingReach
 from gradlint.python.flow.types import ModuleTypes
 from gradlint.python.flow.user_guards import user_guard_regions
@@ -28,7 +30,7 @@ _Scopes = Iterator[Tuple[Optional[FunctionNode], Optional[str], Sequence[ast.stm
 class InferenceFlow:
     """Runs the analysis over a module's outline; `events` lists what it found."""
 
-    MAX_PASSES = 3  # summaries feed callers: a chain of helpers longer than this is cut
+    MAX_PASSES = 4  # summaries and call contexts feed callers: a chain of helpers longer than this is cut
 
     def __init__(self, outline: Outline) -> None:
         self.outline = outline
@@ -58,11 +60,17 @@ class InferenceFlow:
         self.summaries: Dict[FunctionNode, Summary] = {}
         self.has_parameter_stores = False  # some summary stores into a parameter: calls to look at
         self.attribute_taints: Dict[str, State] = {}  # class name -> `self.x` taints
+        # class name -> `self.x` taints its methods leave when called under the mode (`contexts`)
+        self.called_attributes: Dict[str, State] = {}
+        self.called_under: Dict[int, FunctionNode] = {}  # functions some call under the mode runs
         self.region_exits: Dict[ast.AST, State] = {}  # With -> state when it ends
         self.events: List[FlowEvent] = []
         self._fresh: Dict[int, Optional[Taint]] = {}
+        self._effects: Dict[int, State] = {}  # a function -> the `self.` attributes it leaves under the mode
         self._class_of = {id(function): klass for function, klass in self._scope_list}
         self._facts: Dict[int, ExpressionFacts] = {}
+        self._class_containers: Dict[str, frozenset] = {}
+        self._parameter_classes: Dict[int, Dict[str, str]] = {}
         if outline.enters_inference_mode or self.user_regions:
             self._run()  # nothing is made under inference mode in a file that never enters it
 
@@ -116,6 +124,22 @@ class InferenceFlow:
         return TrainingReach(self.outline, self.callers, self.enclosing)
 
     @cached_property
+    def contexts(self) -> CallContexts:
+        return CallContexts(self)
+
+    def class_of(self, function: ast.AST) -> Optional[str]:
+        return self._class_of.get(id(function))
+
+    def walks_under(self, function: Optional[FunctionNode]) -> bool:
+        """Whether `function` is walked as running under the mode: some call under the mode
+        runs it, and every call of it does (`contexts.Mode.UNDER`)."""
+        return (function is not None and id(function) in self.called_under
+                and self.contexts.mode_of(function) is Mode.UNDER)
+
+    def record_called_under(self, function: FunctionNode) -> None:
+        self.called_under.setdefault(id(function), function)
+
+    @cached_property
     def callers(self) -> Callers:
         return Callers(self.outline, [function for function, _ in self._scope_list])
 
@@ -143,12 +167,71 @@ class InferenceFlow:
             return self._fresh[id(callee)]
         self._fresh[id(callee)] = None  # a recursive call sees no fresh value
         klass = self._class_of.get(id(callee))
+        self._effects[id(callee)] = {}
         scope = Scope(self, callee, klass, callee.body, entered_under_inference=True)
-        scope.run()
+        end_state = scope.run()
         returned = scope.summary.returns
         fresh = returned if returned is not None and returned.via_call is None else None
         self._fresh[id(callee)] = fresh
+        self._effects[id(callee)] = {key[len("self."):]: taint for key, taint in end_state.items()
+                                     if key.startswith("self.") and taint.param is None}
         return fresh
+
+    def under_mode_effects(self, method: FunctionNode) -> State:
+        """`{attribute: taint}` for what `method`, run under inference mode, leaves in `self.`
+        (walked once, with `fresh_return`)."""
+        if id(method) not in self._effects:
+            self.fresh_return(method, self._class_of.get(id(method)))
+        return self._effects.get(id(method), {})
+
+    def class_attributes(self, klass: str, runs_outside: bool) -> State:
+        """`{attribute: taint}` for what the methods of `klass` leave in `self.` (last pass);
+        with what they leave when called under the mode, for code that runs outside it."""
+        found = dict(self.attribute_taints.get(klass, {}))
+        if runs_outside:
+            found.update(self.called_attributes.get(klass, {}))
+        return {key[len("self."):]: taint for key, taint in found.items()}
+
+    def parameter_classes(self, function: FunctionNode) -> Dict[str, str]:
+        """`{parameter: class}` for the parameters every call of `function` in this module fills
+        with an instance of that class (`objects.class_of_value`); asked only once some class
+        holds tracked attributes."""
+        found = self._parameter_classes.get(id(function))
+        if found is None:
+            passed: Dict[str, Optional[str]] = {}
+            for _, call in self.contexts.call_sites(function):
+                params = parameter_names(function)
+                if params and params[0] in ("self", "cls"):
+                    params = params[1:]
+                filled = list(zip(params, call.args)) + [(item.arg, item.value) for item in call.keywords]
+                for name, argument in filled:
+                    if name is None or isinstance(argument, ast.Starred):
+                        continue
+                    klass = class_of_value(self, argument)
+                    passed[name] = klass if passed.get(name, klass) == klass else None
+            found = self._parameter_classes[id(function)] = {
+                name: klass for name, klass in passed.items() if klass is not None}
+        return found
+
+    @property
+    def classes_holding(self) -> Tuple[str, ...]:
+        """The classes whose instances hold tracked attributes (last pass)."""
+        return tuple(sorted(name for name in {*self.attribute_taints, *self.called_attributes}
+                            if name not in self.module_classes))
+
+    @cached_property
+    def module_containers(self) -> frozenset:
+        """Top-level names bound to a dict or list written out (module-level caches)."""
+        return container_names(statement for statement in self.outline.module.body
+                               if isinstance(statement, (ast.Assign, ast.AnnAssign)))
+
+    def class_containers(self, klass: str) -> frozenset:
+        found = self._class_containers.get(klass)
+        if found is None:
+            found = self._class_containers[klass] = frozenset(
+                name for (owner, _), method in self.methods.items() if owner == klass
+                for name in container_names(method.body) if name.startswith("self."))
+        return found
 
     def facts(self, expression: ast.AST) -> ExpressionFacts:
         """What `Sinks.scan` needs of an expression, walked once for all passes and rounds."""
@@ -174,13 +257,18 @@ class InferenceFlow:
             attributes: Dict[str, State] = {}
             for function, klass, body in self._scopes():
                 result = results.get(id(function))
-                if result is None or result.inputs != self._inputs(result.callees, klass):
-                    scope = Scope(self, function, klass, body)
+                if result is None or result.inputs != self._inputs(function, result.callees, klass, result.classes_read):
+                    under = self.walks_under(function)
+                    scope = Scope(self, function, klass, body, called_under_mode=under)
                     end_state = scope.run()
                     kept = {key: taint for key, taint in end_state.items()
                             if key.startswith("self.") and taint.param is None}
+                    if under:
+                        kept = {}  # what it leaves is among the class's `called_attributes`
+                        scope.summary.returns = scope.summary.returns_shape = None  # callers make it fresh
                     result = results[id(function)] = _ScopeResult(
-                        scope.summary, kept, scope.events, scope.callees, self._inputs(scope.callees, klass))
+                        scope.summary, kept, scope.events, scope.callees, scope.classes_read,
+                        self._inputs(function, scope.callees, klass, scope.classes_read))
                 events.update(result.events)
                 if function is not None:
                     summaries[function] = result.summary
@@ -191,18 +279,36 @@ class InferenceFlow:
             self.summaries = summaries
             self.has_parameter_stores = any(summary.stores for summary in summaries.values())
             self.attribute_taints = attributes
+            self.called_attributes = self._called_attributes()
             self.events = list(events.values())
             key = ({id(f): s.key() for f, s in summaries.items()},
-                   {k: tuple(sorted(v)) for k, v in attributes.items()})
+                   {k: tuple(sorted(v)) for k, v in attributes.items()},
+                   {k: tuple(sorted(v)) for k, v in self.called_attributes.items()},
+                   tuple(sorted(self.called_under)))
             if key == previous:
                 break
             previous = key
 
-    def _inputs(self, callees, klass: Optional[str]) -> Tuple:
-        """What a scope's walk read from other scopes: its callees' summaries, its class's attributes."""
+    def _called_attributes(self) -> Dict[str, State]:
+        """What the methods called under the mode leave in `self.`, by class."""
+        found: Dict[str, State] = {}
+        for function in list(self.called_under.values()):
+            klass = self._class_of.get(id(function))
+            if klass is not None:
+                effects = self.under_mode_effects(function)
+                if effects:
+                    found.setdefault(klass, {}).update({"self." + key: taint for key, taint in effects.items()})
+        return found
+
+    def _inputs(self, function, callees, klass: Optional[str], classes_read=()) -> Tuple:
+        """What a scope's walk read from other scopes: its callees' summaries, the attributes
+        of its class and of the classes it made instances of, the mode its callers give it."""
         summaries = tuple(self.summaries[c].key() if c in self.summaries else None for c in callees)
-        attributes = tuple(sorted(self.attribute_taints.get(klass, {}))) if klass is not None else ()
-        return summaries, attributes
+        classes = sorted({klass, *classes_read} - {None})
+        attributes = tuple((tuple(sorted(self.attribute_taints.get(name, {}))),
+                            tuple(sorted(self.called_attributes.get(name, {})))) for name in classes)
+        holding = self.classes_holding if function is not None and self.classes_holding else ()
+        return summaries, attributes, self.walks_under(function), holding
 
     def events_of(self, kind: str) -> List[FlowEvent]:
         return [event for event in self.events if event.kind == kind]
@@ -237,14 +343,16 @@ class _ScopeResult:
     attributes: State  # the `self.` attributes it leaves set
     events: Dict[Tuple, FlowEvent]
     callees: List[FunctionNode]  # the module functions it called, in order
+    classes_read: set  # the classes whose attributes its instances took
     inputs: Tuple  # `InferenceFlow._inputs` when it ran
 
 
-class Scope(StatementTransfer, ValueRules, Sinks):
+class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules):
     """One function (or the module's top level), walked in statement order."""
 
     def __init__(self, flow: InferenceFlow, function: Optional[FunctionNode], klass: Optional[str],
-                 body: Sequence[ast.stmt], entered_under_inference: bool = False) -> None:
+                 body: Sequence[ast.stmt], entered_under_inference: bool = False,
+                 called_under_mode: bool = False) -> None:
         self.flow = flow
         self.outline = flow.outline
         self.function = function
@@ -253,8 +361,9 @@ class Scope(StatementTransfer, ValueRules, Sinks):
         self.events: Dict[Tuple, FlowEvent] = {}
         self.callees: List[FunctionNode] = []
         self._callee_seen: set = set()
+        self.classes_read: set = set()
         self.summary = Summary()
-        self.in_inference = entered_under_inference
+        self.in_inference = entered_under_inference or called_under_mode
         self.hypothetical = entered_under_inference  # a summary's walk: its states are not the program's
         self.region: Optional[ScreenRegion] = None  # the outermost inference region open
         self.statement: Optional[ast.stmt] = None  # the statement being walked
@@ -272,9 +381,14 @@ class Scope(StatementTransfer, ValueRules, Sinks):
         if self.function is not None:
             if self.klass is not None:
                 state.update(self.flow.attribute_taints.get(self.klass, {}))
+                called = self.flow.called_attributes.get(self.klass)
+                if called and self.runs_outside:
+                    state.update(called)
             for name in all_parameter_names(self.function):
                 if name not in ("self", "cls"):
                     state[name] = Taint(self.function, Kind.UNKNOWN, param=name)
+            if self.flow.classes_holding:
+                self.seed_parameter_objects(state)
             for region in self.flow.decorator_regions.get(id(self.function), ()):
                 self.in_inference = region.guard.inference
                 self.region = region if region.guard.inference else None
@@ -296,11 +410,18 @@ class Scope(StatementTransfer, ValueRules, Sinks):
         """Names that hold an nn.Module here (`gradlint.python.flow.types`)."""
         return self.flow.module_types.names_of(self.function, self.klass)
 
+    @cached_property
+    def runs_outside(self) -> bool:
+        """Whether the code shows this scope running outside the mode (`contexts`)."""
+        return self.flow.contexts.runs_outside(self.function)
+
     def callee(self, call: ast.Call) -> Optional[FunctionNode]:
         callee = self.flow.callee(call, self.klass)
         if callee is not None and id(callee) not in self._callee_seen:
             self._callee_seen.add(id(callee))
             self.callees.append(callee)
+        if callee is not None and self.in_inference:
+            self.flow.record_called_under(callee)
         return callee
 
     def callee_summary(self, call: ast.Call) -> Optional[Summary]:

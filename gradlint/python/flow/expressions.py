@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Optional
 
 from gradlint.python.flow import knowledge as torch_api
-from gradlint.python.flow.syntax import dotted, positional, qualified_name
+from gradlint.python.flow.syntax import dotted, is_true, keyword, positional, qualified_name
 from gradlint.python.flow.values import Kind, Shape, State, Taint, element_of
 
 
@@ -132,6 +132,8 @@ class ValueRules:
         name = func.id if isinstance(func, ast.Name) else None
         if name is not None and name in self.flow.module_classes and self.in_inference:
             return self.new(call, certain=False, kind=Kind.MODULE)
+        if self.constructed_class(call) is not None:
+            return None  # an instance; what it holds is followed as its attributes (`objects`)
         produced = self._typed_call_value(call, state)
         if produced is not None:
             return None if produced is _NOTHING_MADE else produced
@@ -175,6 +177,8 @@ class ValueRules:
             return None
         if receiver is not None and receiver.kind is Kind.CONTAINER:
             return element_of(receiver) if method in torch_api.CONTAINER_TAKE_METHODS else None
+        if method in torch_api.COPYING_METHODS and is_true(keyword(call, torch_api.COPYING_METHODS[method])):
+            return self.new(call, certain=True) if self.in_inference else None  # `t.to(device, copy=True)`
         if method in torch_api.ALIAS_METHODS or method in torch_api.BYPASS_METHODS or method in torch_api.SPLIT_METHODS:
             if receiver is None:
                 # §1c: a view made under the mode of an ordinary tensor is ordinary; a

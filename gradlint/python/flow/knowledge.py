@@ -26,6 +26,9 @@ ALIAS_METHODS = _table({
 ALIAS_ATTRIBUTES = _table({
     "§1: views of inference tensors are inference tensors": ("T", "mT", "H", "mH", "real", "imag"),
 })
+# Tensor methods that always return a new tensor when this keyword is True: made under the mode,
+# an inference tensor (method -> the keyword).
+COPYING_METHODS = {"to": "copy"}  # §1c: `with IM: c = n.to("cpu", copy=True)`; outside `c.copy_(x)` raises E_INPLACE
 # Views whose in-place writes skip the inference check; they still cannot be saved for backward.
 BYPASS_METHODS = _table({
     "§1: `t.detach().add_(1)` is allowed; `(w * t.detach())` raises E_SAVE": ("detach",),

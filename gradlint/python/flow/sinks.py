@@ -32,6 +32,9 @@ class Sinks:
         if self.in_inference:
             for call in facts.fills:
                 self._fill(call.func.value, call, state)
+            for node in facts.operations:
+                if isinstance(node, ast.Call):
+                    self.callee(node)  # what it runs, runs under the mode (`contexts`)
             return
         if not facts.operations or (facts.names.isdisjoint({key.partition(".")[0] for key in state})
                                     and not any(self._returns_tracked(node) for node in facts.operations)):
@@ -122,7 +125,8 @@ class Sinks:
         subject = call.func.value
         if receiver.mutable_tensor and torch_api.is_in_place_method(method):
             self.event("mutate", call, subject, receiver)
-        elif receiver.mutable_tensor and method == "requires_grad_":
+        elif (receiver.mutable_tensor or receiver.kind is Kind.MODULE) and method == "requires_grad_":
+            # §1b: a module's `requires_grad_(True)` sets it on each of its parameters
             argument = first_argument(call, "requires_grad")
             if argument is None or is_true(argument):
                 self.event("requires_grad", call, subject, receiver)

@@ -21,6 +21,24 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _TRIES = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
+def inference_checked(test: ast.AST):
+    """The names `test` asks `is_inference` of, when it is true only if they are inference
+    tensors (`x.is_inference()`, `torch.is_inference(x) and ...`), and whether it is negated
+    (`not x.is_inference()`): the arm where the answer is no holds no inference tensor there."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    if negated:
+        test = test.operand
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and not negated else [test]
+    found = []
+    for part in parts:
+        if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute) and part.func.attr == "is_inference":
+            subject = part.func.value if not part.args else part.args[0]  # `x.is_inference()`, `torch.is_inference(x)`
+            key = dotted(subject)
+            if key is not None:
+                found.append(key)
+    return found, negated
+
+
 class StatementTransfer:
     def block(self, statements: Sequence[ast.stmt], state: State) -> State:
         for statement in statements:
@@ -35,6 +53,7 @@ class StatementTransfer:
             if statement.value is not None:
                 self.scan(statement.value, state)
                 self.assign_target(statement.target, self.shape(statement.value, state), state)
+                self.bind_attributes(statement.target, statement.value, state)
             return state
         if isinstance(statement, ast.AugAssign):
             self.scan(statement.value, state)
@@ -54,7 +73,11 @@ class StatementTransfer:
             return state
         if isinstance(statement, ast.If):
             self.scan(statement.test, state)
-            return join(self.block(statement.body, dict(state)), self.block(statement.orelse, dict(state)))
+            body, orelse = dict(state), dict(state)
+            checked, negated = inference_checked(statement.test)
+            for key in checked:  # the code asks: where it says no, the value is not an inference tensor
+                (body if negated else orelse).pop(key, None)
+            return join(self.block(statement.body, body), self.block(statement.orelse, orelse))
         if isinstance(statement, _LOOPS):
             return self._loop(statement, state)
         if isinstance(statement, (ast.With, ast.AsyncWith)):
@@ -152,6 +175,7 @@ class StatementTransfer:
         shape = self.shape(statement.value, state)
         for target in statement.targets:
             self.assign_target(target, shape, state)
+            self.bind_attributes(target, statement.value, state)
         return state
 
     def _return(self, statement: ast.Return, state: State) -> None:
@@ -171,6 +195,8 @@ class StatementTransfer:
 
     def assign_target(self, target: ast.AST, shape: Shape, state: State) -> None:
         if isinstance(target, ast.Subscript):
+            if self.in_inference:
+                self.store_item(target, shape, state)
             self.item_assignment(target, state)
             return
         self.bind(target, shape, state, self.statement)

@@ -14,7 +14,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.callers import Callers
-from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, parameter_names, qualified_name, target_names
+from gradlint.python.flow.syntax import dotted, parameter_names, qualified_name, target_names
 from gradlint.python.outline import Outline, nodes_in
 
 
@@ -59,7 +59,8 @@ class ModuleTypes:
         names: Set[str] = set()
         known = lambda key: key in names or key in base  # noqa: E731
         for node in nodes_in(list(body)):
-            if isinstance(node, ast.Assign) and builds_module(self.outline, node.value, self.module_classes, known):
+            if isinstance(node, ast.Assign) and (known(dotted(node.value) or "") or builds_module(
+                    self.outline, node.value, self.module_classes, known)):  # `self.encoder = encoder`
                 for target in node.targets:
                     names.update(target_names(target))
         return frozenset(names)
@@ -67,8 +68,15 @@ class ModuleTypes:
     def _own_names(self, function: ast.AST) -> FrozenSet[str]:
         found = self._own.get(id(function))
         if found is None:
-            found = self._own[id(function)] = self._collect(function.body, self.top)
+            self._own[id(function)] = self.top  # a recursive question: what is known so far
+            base = self.top | self._parameters(function) if self._called_by_name(function) else self.top
+            found = self._own[id(function)] = self._collect(function.body, base) | base
         return found
+
+    def _called_by_name(self, function: ast.AST) -> bool:
+        """A module function (`f(...)`) or a constructor (`Cls(...)` runs `Cls.__init__`)."""
+        klass = self._class_of.get(id(function))
+        return klass is None or function.name == "__init__"
 
     def _class_attributes(self, klass: str) -> FrozenSet[str]:
         found = self._class_names.get(klass)
@@ -87,10 +95,13 @@ class ModuleTypes:
             return frozenset()  # a recursive call: what is known so far
         self._visiting.add(id(function))
         params = parameter_names(function)
+        called = function.name
+        if self._class_of.get(id(function)) is not None:  # `__init__`, filled by `Cls(...)`
+            called, params = self._class_of[id(function)], params[1:]
         passed: Dict[str, bool] = {}
-        for scope in self.callers.scopes_calling(function.name):
+        for scope in self.callers.scopes_calling(called):
             callers = [call for call in self.callers.calls(scope)
-                       if isinstance(call.func, ast.Name) and call.func.id == function.name]
+                       if isinstance(call.func, ast.Name) and call.func.id == called]
             if not callers:
                 continue
             names = self.names_of(None if scope is self.outline.module else scope, self._class_of.get(id(scope)))
@@ -109,9 +120,7 @@ class ModuleTypes:
     def names_of(self, function: Optional[ast.AST], klass: Optional[str]) -> FrozenSet[str]:
         if function is None:
             return self.top
-        names = self._own_names(function) | self.top
+        names = self._own_names(function) | self.top  # with the parameters of a function called by name
         if klass is not None:
             names |= self._class_attributes(klass)
-        elif self._class_of.get(id(function)) is None and isinstance(function, FUNCTION_DEFINITIONS):
-            names |= self._parameters(function)  # module functions are called by name
         return names

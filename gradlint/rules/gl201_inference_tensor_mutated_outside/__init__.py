@@ -26,8 +26,18 @@ class InferenceTensorMutatedOutside(Rule):
     helper of the file returns, under the caller's mode, what it makes itself. A `with` on
     the file's own guard (a `@contextmanager` that yields inside `with
     torch.inference_mode():`, a class whose `__enter__` enters one) counts as inference
-    mode. Not followed: functions of other modules, dynamic dispatch and `getattr`, object
-    state set by a method called under the mode and read by another (a lazily filled cache).
+    mode. Objects of the file's classes are followed through their attributes:
+    `Cls(...)` under the mode runs `Cls.__init__` under it; an instance (`x = Cls(...)`,
+    `Cls(...).load()` when `load` returns `self`, a parameter every caller fills with one,
+    `y = x.part`) holds what the class's methods leave in `self.`; a method called under
+    the mode (`stats.reset()` in the block) leaves inference tensors in `self.`, reported
+    where a method that the code shows running outside the mode updates them. A function
+    every call of which runs under the mode (and that nothing else names) is walked under
+    it. A dict or list written out (`cache = {}`, `self.features = {}`) that takes a
+    tensor under the mode (`cache[k] = t`) holds inference tensors;
+    `if x.is_inference(): ...` ends the tracking where the answer is no. Not followed:
+    functions of other modules, dynamic dispatch and `getattr`, calls the code does not
+    spell out (`model(x)` running `forward`), and which instance of a class a method ran on.
 
     In C++: a variable assigned inside a scope that holds an enabled `c10::InferenceMode`
     guard, then updated in place after the scope closes in the same function: any

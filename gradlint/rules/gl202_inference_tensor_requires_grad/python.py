@@ -1,4 +1,5 @@
 """GL202 in Python: read the requires-grad events of the inference-tensor flow."""
+from gradlint.python.flow import Kind
 from gradlint.python.flow_report import flow_diagnostics
 from gradlint.python.flow.user_guards import enters_inference_mode
 from gradlint.python.screens import Screen
@@ -8,4 +9,5 @@ screen = Screen("inference mode surely on (torch's guard or the module's own)", 
 
 def check(file):
     return flow_diagnostics(file, "requires_grad", lambda event: (
-        "it cannot require grad; clone it first"))
+        "its parameters cannot require grad" if event.taint.kind is Kind.MODULE
+        else "it cannot require grad; clone it first"))

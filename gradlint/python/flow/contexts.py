@@ -1,0 +1,136 @@
+"""The mode a function of the module runs in, read from its call sites.
+
+A function walked on its own is taken to run outside inference mode. That is wrong for a
+helper only ever called under the mode (nothing in it is rejected, and what it leaves in
+`self.` is made under the mode), and it is the question to ask before reporting, in a
+method, an attribute that another method filled when it was called under the mode.
+
+A call site runs under the mode when it sits in a `with` on an inference-mode guard, in a
+function decorated with one (the innermost guard decides: `inference_mode(False)` is
+outside), or, failing both, when the function around it does. The module's top level runs
+outside. A function is `UNDER` when every call site of it does and nothing else names it (no
+callback, no other use), `OUTSIDE` when some call site is surely outside, else `UNKNOWN`
+(no call site found, a cycle, or only unknown ones). Calls the code does not spell out are
+not seen: dunder methods other than `__init__` (`model(x)` runs `forward`) are `UNKNOWN`.
+"""
+from __future__ import annotations
+
+import ast
+import enum
+from collections import Counter
+from functools import cached_property
+from typing import Dict, List, Optional, Tuple
+
+from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS
+from gradlint.python.outline import ScreenRegion
+
+
+class Mode(enum.Enum):
+    UNDER = "under"
+    OUTSIDE = "outside"
+    UNKNOWN = "unknown"
+
+
+CallSite = Tuple[ast.AST, ast.Call]  # (the scope the call is in: a function or the module, the call)
+
+
+class CallContexts:
+    def __init__(self, flow) -> None:
+        self.flow = flow
+        self._modes: Dict[int, Mode] = {}
+        self._sites: Dict[int, List[CallSite]] = {}
+        self._visiting: set = set()
+        self._regions_of: Dict[int, List[ScreenRegion]] = {}
+        for region in [*flow.outline.regions, *flow.user_regions]:
+            if region.guard.inference is not None and not region.is_decorator:
+                self._regions_of.setdefault(id(region.function), []).append(region)
+
+    def mode_of(self, function: ast.AST) -> Mode:
+        found = self._modes.get(id(function))
+        if found is not None:
+            return found
+        if id(function) in self._visiting:
+            return Mode.UNKNOWN  # a recursive chain: what the other call sites say decides
+        self._visiting.add(id(function))
+        found = self._mode_from_sites(function)
+        self._visiting.discard(id(function))
+        self._modes[id(function)] = found
+        return found
+
+    def _mode_from_sites(self, function: ast.AST) -> Mode:
+        sites = self.call_sites(function)
+        if not sites:
+            return Mode.UNKNOWN
+        modes = {self.site_mode(scope, call) for scope, call in sites}
+        if Mode.OUTSIDE in modes:
+            return Mode.OUTSIDE
+        if modes == {Mode.UNDER} and not self._named_elsewhere(function, len(sites)):
+            return Mode.UNDER
+        return Mode.UNKNOWN
+
+    def site_mode(self, scope: ast.AST, node: ast.AST) -> Mode:
+        """The mode `node` (a call in `scope`) runs in."""
+        innermost = None
+        for region in self._regions_of.get(id(scope if scope is not self.flow.outline.module else None), ()):
+            body = region.owner.body
+            if body and (body[0].lineno, body[0].col_offset) <= (node.lineno, node.col_offset) <= (
+                    region.owner.end_lineno, region.owner.end_col_offset):
+                if innermost is None or (region.owner.lineno, region.owner.col_offset) > (
+                        innermost.owner.lineno, innermost.owner.col_offset):
+                    innermost = region
+        if innermost is not None:
+            return Mode.UNDER if innermost.guard.inference else Mode.OUTSIDE
+        if not isinstance(scope, FUNCTION_DEFINITIONS):
+            return Mode.OUTSIDE  # the module's top level
+        for region in self.flow.decorator_regions.get(id(scope), ()):
+            return Mode.UNDER if region.guard.inference else Mode.OUTSIDE
+        return self.mode_of(scope)
+
+    def call_sites(self, function: ast.AST) -> List[CallSite]:
+        """The calls of this module that run `function` (`f(...)`, `self.m(...)`, `obj.m(...)`
+        resolved as the flow resolves them, `Cls(...)` for `Cls.__init__`)."""
+        found = self._sites.get(id(function))
+        if found is not None:
+            return found
+        found = self._sites[id(function)] = []
+        name = function.name
+        klass = self.flow.class_of(function)
+        if klass is not None and name == "__init__":
+            called = klass
+        elif name.startswith("__") or (klass is None and self.flow.enclosing.get(id(function)) is None
+                                       and self.flow.functions.get(name) is not function):
+            return found  # called implicitly, or a definition shadowed by another of the same name
+        else:
+            called = name
+        callers = self.flow.callers
+        for scope in callers.scopes_calling(called):
+            scope_class = self.flow.class_of(scope)
+            for call in callers.calls(scope):
+                func = call.func
+                if called == klass and isinstance(func, ast.Name) and func.id == klass:
+                    found.append((scope, call))
+                elif (isinstance(func, ast.Name) and func.id == name) or (
+                        isinstance(func, ast.Attribute) and func.attr == name):
+                    if self.flow.callee(call, scope_class) is function:
+                        found.append((scope, call))
+        return found
+
+    def _named_elsewhere(self, function: ast.AST, calls: int) -> bool:
+        """Whether the name is read other than by its calls (a callback, a reference kept for
+        later): then calls the flow cannot see may run it."""
+        return function.name != "__init__" and self._name_reads[function.name] > calls
+
+    @cached_property
+    def _name_reads(self) -> Counter:
+        """How often each name is read in the module, as a name or an attribute."""
+        found: Counter = Counter()
+        for node in ast.walk(self.flow.outline.module):
+            if isinstance(node, ast.Name):
+                found[node.id] += 1
+            elif isinstance(node, ast.Attribute):
+                found[node.attr] += 1
+        return found
+
+    def runs_outside(self, function: Optional[ast.AST]) -> bool:
+        """Whether the code shows `function` (None: the module's top level) running outside the mode."""
+        return function is None or self.mode_of(function) is Mode.OUTSIDE

@@ -1,0 +1,153 @@
+"""Objects and containers: what an instance of a class of the module holds, and what a dict
+or list takes under inference mode (torch-semantics §1: a tensor made under the mode is an
+inference tensor wherever it is kept).
+
+An object is not a value of its own in the state: its attributes are, as dotted names
+(`cache.key_states`, `self.offload.buffers`). Binding a name to an object gives the name
+those attributes:
+
+- `x = Cls(...)` runs `Cls.__init__`: under inference mode, what `__init__` leaves in `self.`
+  is made under the caller's mode; in any mode, `x` holds what the class's methods leave in
+  `self.` when they run under the mode (`InferenceFlow.class_attributes`);
+- `y = x` and `y = x.part` alias: `y.<a>` is what `x.<a>` (`x.part.<a>`) holds.
+
+A dict or list written out in the code (`cache = {}`, `self.buffers = []`) that is given a
+tensor under the mode (`cache[key] = t`) holds inference tensors afterwards; an item
+assignment under the mode into anything else (a tensor) copies values and makes nothing.
+
+Mixed into `analysis.Scope`.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Dict, FrozenSet, Optional
+
+from gradlint.python.flow.syntax import dotted, target_names
+from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse
+from gradlint.python.outline import nodes_in
+
+_CONTAINER_DISPLAYS = (ast.Dict, ast.List, ast.DictComp, ast.ListComp)
+_CONTAINER_FACTORIES = ("dict", "list", "defaultdict", "OrderedDict", "deque")
+
+
+def builds_container(value: Optional[ast.AST]) -> bool:
+    """`{}`, `[]`, `dict()`, `collections.defaultdict(list)`: a dict or list, surely."""
+    if isinstance(value, _CONTAINER_DISPLAYS):
+        return True
+    if isinstance(value, ast.Call):
+        name = dotted(value.func) or ""
+        return name.rsplit(".", 1)[-1] in _CONTAINER_FACTORIES
+    return False
+
+
+def container_names(statements) -> FrozenSet[str]:
+    """The dotted names these statements bind to a dict or list written out."""
+    found = set()
+    for node in nodes_in(list(statements)):
+        if isinstance(node, ast.Assign) and builds_container(node.value):
+            for target in node.targets:
+                found.update(target_names(target))
+        elif isinstance(node, ast.AnnAssign) and builds_container(node.value):
+            found.update(target_names(node.target))
+    return frozenset(found)
+
+
+def attributes_below(state: State, key: str) -> Dict[str, Taint]:
+    """`{a: taint}` for every `key.a` the state tracks."""
+    prefix = key + "."
+    return {name[len(prefix):]: taint for name, taint in state.items() if name.startswith(prefix)}
+
+
+def returns_self(method: ast.AST) -> bool:
+    """Every `return` of the method returns `self` (`def load(self): ...; return self`)."""
+    returns = [node for node in nodes_in(list(method.body)) if isinstance(node, ast.Return)]
+    return bool(returns) and all(isinstance(node.value, ast.Name) and node.value.id == "self" for node in returns)
+
+
+def class_of_value(flow, value: ast.AST) -> Optional[str]:
+    """The class of this module, not an `nn.Module` (a module's parameters are followed as the
+    module itself), whose instance `value` surely is: `Cls(...)`, or `Cls(...).load()` where
+    `load` returns `self`."""
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    if isinstance(func, ast.Name):
+        name = func.id
+        return name if name in flow.classes and name not in flow.module_classes else None
+    if isinstance(func, ast.Attribute):
+        klass = class_of_value(flow, func.value)
+        method = flow.methods.get((klass, func.attr)) if klass is not None else None
+        if method is not None and returns_self(method):
+            return klass
+    return None
+
+
+class ObjectRules:
+    def constructed_class(self, value: ast.AST) -> Optional[str]:
+        """The class `value` makes an instance of (`class_of_value`)."""
+        return class_of_value(self.flow, value)
+
+    def seed_parameter_objects(self, state: State) -> None:
+        """A parameter that every call of the function fills with an instance of one class
+        holds what that class's instances hold (`x.<a>`)."""
+        for name, klass in self.flow.parameter_classes(self.function).items():
+            self.classes_read.add(klass)
+            for attribute, taint in self.flow.class_attributes(klass, self.runs_outside).items():
+                state[f"{name}.{attribute}"] = taint
+
+    def object_attributes(self, value: ast.AST, state: State) -> Dict[str, Taint]:
+        """What the attributes of the object `value` evaluates to hold (see the module doc)."""
+        key = dotted(value)
+        if key is not None:
+            return attributes_below(state, key)
+        klass = self.constructed_class(value)
+        if klass is None:
+            return {}
+        found = self.flow.class_attributes(klass, self.in_inference or self.runs_outside)
+        self.classes_read.add(klass)
+        if self.in_inference and isinstance(value.func, ast.Name):
+            initializer = self.flow.methods.get((klass, "__init__"))
+            if initializer is not None:
+                for name, taint in self.flow.under_mode_effects(initializer).items():
+                    found[name] = replace(taint, region=taint.region or self.region, binding=self.statement)
+        return found
+
+    def bind_attributes(self, target: ast.AST, value: ast.AST, state: State) -> None:
+        """After `target = value`: `target.<a>` holds what the object's attribute `a` holds."""
+        key = dotted(target)
+        if key is None:
+            return
+        attributes = self.object_attributes(value, state)
+        for name in [name for name in state if name.startswith(key + ".")]:
+            if name[len(key) + 1:] not in attributes:
+                del state[name]  # the name holds another object now
+        for name, taint in attributes.items():
+            state[f"{key}.{name}"] = taint
+
+    def store_item(self, target: ast.Subscript, shape: Shape, state: State) -> None:
+        """`cache[key] = t` under the mode: a dict or list of the code takes an inference tensor."""
+        key = dotted(target.value)
+        taint = collapse(shape)
+        if key is None or taint is None or taint.kind not in (Kind.TENSOR, Kind.CONTAINER) or taint.param is not None:
+            return
+        held = state.get(key)
+        if held is not None or key not in self.known_containers:
+            return  # a tensor takes values (it stays what it was); a container keeps its first origin
+        if taint.binding is None:
+            taint = replace(taint, region=taint.region or self.region, binding=self.statement)
+        state[key] = taint.as_kind(Kind.CONTAINER)
+
+    @property
+    def known_containers(self) -> FrozenSet[str]:
+        """Names bound to a dict or list written out: in this function, in its class's methods
+        (`self.x`), at the module's top level."""
+        found = self.__dict__.get("_known_containers")
+        if found is None:
+            found = self.flow.module_containers
+            if self.function is not None:
+                found = found | container_names(self.function.body)
+            if self.klass is not None:
+                found = found | self.flow.class_containers(self.klass)
+            self.__dict__["_known_containers"] = found
+        return found
