@@ -16,7 +16,7 @@ from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_name
 from gradlint.python.flow.syntax import ExpressionFacts, expression_facts
 from gradlint.python.flow.callers import Callers
 from gradlint.python.flow.contexts import CallContexts, Mode
-from gradlint.python.flow.objects import ObjectRules, class_of_value, container_names
+from gradlint.python.flow.objects import ObjectRules, class_of_value, container_names, module_caches
 from gradlint.python.flow.training import TrainingReach
 from gradlint.python.flow.types import ModuleTypes
 from gradlint.python.flow.user_guards import user_guard_regions
@@ -63,6 +63,8 @@ class InferenceFlow:
         # class name -> `self.x` taints its methods leave when called under the mode (`contexts`)
         self.called_attributes: Dict[str, State] = {}
         self.called_under: Dict[int, FunctionNode] = {}  # functions some call under the mode runs
+        self.cache_taints: State = {}  # the module's dicts and lists filled under the mode (`objects`)
+        self._cache_effects: Dict[int, State] = {}  # a function -> what it leaves in them under the mode
         self.region_exits: Dict[ast.AST, State] = {}  # With -> state when it ends
         self.events: List[FlowEvent] = []
         self._fresh: Dict[int, Optional[Taint]] = {}
@@ -175,6 +177,7 @@ class InferenceFlow:
         self._fresh[id(callee)] = fresh
         self._effects[id(callee)] = {key[len("self."):]: taint for key, taint in end_state.items()
                                      if key.startswith("self.") and taint.param is None}
+        self._cache_effects[id(callee)] = module_caches(self, callee, end_state)
         return fresh
 
     def under_mode_effects(self, method: FunctionNode) -> State:
@@ -255,6 +258,7 @@ class InferenceFlow:
             events: Dict[Tuple, FlowEvent] = {}
             summaries: Dict[FunctionNode, Summary] = {}
             attributes: Dict[str, State] = {}
+            caches: State = {}
             for function, klass, body in self._scopes():
                 result = results.get(id(function))
                 if result is None or result.inputs != self._inputs(function, result.callees, klass, result.classes_read):
@@ -268,14 +272,20 @@ class InferenceFlow:
                         scope.summary.returns = scope.summary.returns_shape = None  # callers make it fresh
                     result = results[id(function)] = _ScopeResult(
                         scope.summary, kept, scope.events, scope.callees, scope.classes_read,
-                        self._inputs(function, scope.callees, klass, scope.classes_read))
+                        self._inputs(function, scope.callees, klass, scope.classes_read),
+                        module_caches(self, function, end_state))
                 events.update(result.events)
                 if function is not None:
                     summaries[function] = result.summary
                 if klass is not None:
                     attributes.setdefault(klass, {}).update(result.attributes)
+                caches.update(result.caches)
             for klass, stores in self.caches.stores().items():
                 attributes[klass] = {**stores, **attributes.get(klass, {})}  # a lazy cache's first fill
+            for function in list(self.called_under.values()):
+                self.under_mode_effects(function)
+                caches.update(self._cache_effects.get(id(function), {}))
+            self.cache_taints = caches
             self.summaries = summaries
             self.has_parameter_stores = any(summary.stores for summary in summaries.values())
             self.attribute_taints = attributes
@@ -284,7 +294,7 @@ class InferenceFlow:
             key = ({id(f): s.key() for f, s in summaries.items()},
                    {k: tuple(sorted(v)) for k, v in attributes.items()},
                    {k: tuple(sorted(v)) for k, v in self.called_attributes.items()},
-                   tuple(sorted(self.called_under)))
+                   tuple(sorted(self.called_under)), tuple(sorted(caches)))
             if key == previous:
                 break
             previous = key
@@ -308,7 +318,7 @@ class InferenceFlow:
         attributes = tuple((tuple(sorted(self.attribute_taints.get(name, {}))),
                             tuple(sorted(self.called_attributes.get(name, {})))) for name in classes)
         holding = self.classes_holding if function is not None and self.classes_holding else ()
-        return summaries, attributes, self.walks_under(function), holding
+        return summaries, attributes, self.walks_under(function), holding, tuple(sorted(self.cache_taints))
 
     def events_of(self, kind: str) -> List[FlowEvent]:
         return [event for event in self.events if event.kind == kind]
@@ -345,6 +355,7 @@ class _ScopeResult:
     callees: List[FunctionNode]  # the module functions it called, in order
     classes_read: set  # the classes whose attributes its instances took
     inputs: Tuple  # `InferenceFlow._inputs` when it ran
+    caches: State  # what it leaves in the module's dicts and lists
 
 
 class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules):
@@ -389,6 +400,8 @@ class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules):
                     state[name] = Taint(self.function, Kind.UNKNOWN, param=name)
             if self.flow.classes_holding:
                 self.seed_parameter_objects(state)
+            if self.flow.cache_taints and self.runs_outside:
+                self.seed_module_caches(state)
             for region in self.flow.decorator_regions.get(id(self.function), ()):
                 self.in_inference = region.guard.inference
                 self.region = region if region.guard.inference else None

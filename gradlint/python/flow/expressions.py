@@ -108,12 +108,19 @@ class ValueRules:
         found = None
         for operand in operands:
             taint = self.value(operand, state)
+            if taint is None and self._module_tensor(operand):
+                taint = self.new(operand, certain=True)  # §1c: `lin.weight + 1` under the mode
             if taint is None and isinstance(operand, ast.Call):
                 taint = self.new(operand, certain=False)
             if taint is not None and taint.kind is not Kind.CONTAINER:
                 if found is None or (taint.certain and not found.certain):
                     found = taint
         return None if found is None else self.new(expression, certain=found.certain)
+
+    def _module_tensor(self, expression: ast.AST) -> bool:
+        """A parameter of a module the code shows is one (`self.proj.weight`, `base.bias`)."""
+        return (isinstance(expression, ast.Attribute) and expression.attr in torch_api.MODULE_TENSOR_ATTRIBUTES
+                and dotted(expression.value) in self.module_typed)
 
     def _call_value(self, call: ast.Call, state: State) -> Optional[Taint]:
         summary = self.callee_summary(call)

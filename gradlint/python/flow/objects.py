@@ -53,6 +53,31 @@ def container_names(statements) -> FrozenSet[str]:
     return frozenset(found)
 
 
+def local_names(function: Optional[ast.AST]) -> FrozenSet[str]:
+    """The names a function binds itself (its parameters, what it assigns), not those it
+    declares `global`: the others are the module's."""
+    if function is None:
+        return frozenset()
+    arguments = function.args
+    found = {argument.arg for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    declared = set()
+    for node in nodes_in(list(function.body)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+    return frozenset(found - declared)
+
+
+def module_caches(flow, function: Optional[ast.AST], state: State) -> State:
+    """What `state` holds in the module's own dicts and lists (`_CACHE[key] = t` in a function)."""
+    if not flow.module_containers:
+        return {}
+    own = local_names(function)
+    return {key: taint for key, taint in state.items()
+            if key in flow.module_containers and key not in own and taint.param is None}
+
+
 def attributes_below(state: State, key: str) -> Dict[str, Taint]:
     """`{a: taint}` for every `key.a` the state tracks."""
     prefix = key + "."
@@ -87,6 +112,14 @@ class ObjectRules:
     def constructed_class(self, value: ast.AST) -> Optional[str]:
         """The class `value` makes an instance of (`class_of_value`)."""
         return class_of_value(self.flow, value)
+
+    def seed_module_caches(self, state: State) -> None:
+        """The module's dicts and lists hold what functions put in them under the mode, for
+        code that runs outside it."""
+        own = local_names(self.function)
+        for key, taint in self.flow.cache_taints.items():
+            if key not in own:
+                state[key] = taint
 
     def seed_parameter_objects(self, state: State) -> None:
         """A parameter that every call of the function fills with an instance of one class

@@ -33,8 +33,11 @@ class InferenceTensorMutatedOutside(Rule):
     the mode (`stats.reset()` in the block) leaves inference tensors in `self.`, reported
     where a method that the code shows running outside the mode updates them. A function
     every call of which runs under the mode (and that nothing else names) is walked under
-    it. A dict or list written out (`cache = {}`, `self.features = {}`) that takes a
-    tensor under the mode (`cache[k] = t`) holds inference tensors;
+    it. A dict or list written out (`cache = {}`, `self.features = {}`, a module-level
+    `_CACHE = {}` that a function fills) that takes a tensor under the mode
+    (`cache[k] = t`) holds inference tensors, and so does what reads it later, in code the
+    code shows running outside the mode. Arithmetic under the mode on a module's
+    parameters (`w = base.weight + delta`) makes an inference tensor;
     `if x.is_inference(): ...` ends the tracking where the answer is no. Not followed:
     functions of other modules, dynamic dispatch and `getattr`, calls the code does not
     spell out (`model(x)` running `forward`), and which instance of a class a method ran on.
