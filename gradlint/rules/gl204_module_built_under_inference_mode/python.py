@@ -1,7 +1,7 @@
 """GL204 in Python: read the module-training events of the inference-tensor flow."""
 from gradlint.diagnostics import Diagnostic
 from gradlint.python.flow import inference_flow
-from gradlint.python.flow_report import passed_through
+from gradlint.python.flow_report import passed_through, snippet
 from gradlint.python.flow.user_guards import enters_inference_mode
 from gradlint.python.screens import Screen
 
@@ -18,6 +18,7 @@ def check(file):
     for event in first_use.values():
         yield Diagnostic(
             *outline.span(event.taint.origin),
-            f"module built under inference mode is trained at {outline.place_of(event.node)}"
+            f"module `{snippet(outline, event.subject)}` built under inference mode is trained at "
+            f"{outline.place_of(event.node)}"
             f"{passed_through(outline, event)}: no weight gradients; build it outside the block",
         )
