@@ -219,8 +219,8 @@ class InferenceFlow:
     @property
     def classes_holding(self) -> Tuple[str, ...]:
         """The classes whose instances hold tracked attributes (last pass)."""
-        return tuple(sorted(name for name in {*self.attribute_taints, *self.called_attributes}
-                            if name not in self.module_classes))
+        held = [name for pool in (self.attribute_taints, self.called_attributes) for name, state in pool.items() if state]
+        return tuple(sorted(name for name in set(held) if name not in self.module_classes))
 
     @cached_property
     def module_containers(self) -> frozenset:
