@@ -304,7 +304,7 @@ class InferenceFlow:
         found: Dict[str, State] = {}
         for function in list(self.called_under.values()):
             klass = self._class_of.get(id(function))
-            if klass is not None:
+            if klass is not None and function.name != "__init__":  # a constructor's go to its instance
                 effects = self.under_mode_effects(function)
                 if effects:
                     found.setdefault(klass, {}).update({"self." + key: taint for key, taint in effects.items()})
@@ -327,6 +327,8 @@ class InferenceFlow:
         """The function of this module a call runs, when the code shows which."""
         func = call.func
         if isinstance(func, ast.Name):
+            if func.id in self.classes:
+                return self.methods.get((func.id, "__init__"))  # `Cls(...)` runs `Cls.__init__`
             return self.functions.get(func.id)
         if not isinstance(func, ast.Attribute):
             return None
@@ -344,6 +346,8 @@ class InferenceFlow:
         if isinstance(call.func, ast.Attribute) and params and (
                 params[0] in ("self", "cls") or call.func.attr == "apply"):
             params = params[1:]  # `Fn.apply(x)` fills `forward(ctx, x)` after `ctx`
+        elif callee.name == "__init__" and params and params[0] == "self":
+            params = params[1:]  # `Cls(x)` fills `__init__(self, x)` after `self`
         return params
 
 
