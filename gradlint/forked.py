@@ -52,8 +52,12 @@ async def run_forked(function: Callable[..., Any], *args: Any,
     _running.add(pid)
     if started is not None:
         started(pid)
+    collecting = loop.run_in_executor(_waiters, _collect, pid, read_end)
+    # Shielded: a cancel must not withdraw the collection before a thread has taken it up,
+    # or the killed child would never be reaped.
+    collecting.add_done_callback(_retrieve)
     try:
-        data = await loop.run_in_executor(_waiters, _collect, pid, read_end)
+        data = await asyncio.shield(collecting)
     except asyncio.CancelledError:
         kill(pid)  # the waiting thread then reads the end of the pipe and reaps it
         raise
@@ -64,6 +68,12 @@ async def run_forked(function: Callable[..., Any], *args: Any,
     if status != "ok":
         raise ChildFailed(value)
     return value
+
+
+def _retrieve(collecting: "asyncio.Future[bytes]") -> None:
+    """Marks the outcome seen, for a collection whose awaiting task was cancelled."""
+    if not collecting.cancelled():
+        collecting.exception()
 
 
 def kill(pid: int) -> None:

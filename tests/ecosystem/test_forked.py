@@ -59,3 +59,37 @@ def test_without_fork_the_work_runs_in_a_thread_of_this_process(monkeypatch):
     started = []
     assert _run(_answer, 3, started=started.append) == ("xxx", os.getpid())
     assert started == [os.getpid()]
+
+
+@pytest.mark.skipif(not forked.CAN_FORK, reason="no fork here")
+def test_a_child_cancelled_before_any_thread_waits_for_it_is_still_reaped(monkeypatch):
+    """Under load the cancel can come while the collection is still queued for a thread."""
+    import concurrent.futures
+    import threading
+
+    busy = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    release = threading.Event()
+    busy.submit(release.wait)  # the only waiting thread is taken
+    monkeypatch.setattr(forked, "_waiters", busy)
+
+    async def cancel_while_queued():
+        started = asyncio.Event()
+        pids = []
+        task = asyncio.ensure_future(forked.run_forked(signal.pause, started=lambda pid: (pids.append(pid), started.set())))
+        await started.wait()
+        await asyncio.sleep(0)  # the task now awaits its queued collection
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        for _ in range(1000):
+            if not forked._running:
+                break
+            await asyncio.sleep(0.01)
+        return pids[0]
+
+    pid = asyncio.run(cancel_while_queued())
+    busy.shutdown(wait=True)
+    assert forked._running == set(), "the killed child was never reaped"
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
