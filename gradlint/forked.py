@@ -101,9 +101,15 @@ def _collect(pid: int, read_end: int) -> bytes:
                 chunks.append(chunk)
     finally:
         # Wait for the exit without reaping, then reap under the lock `kill` takes.
-        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        try:
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        except ChildProcessError:
+            pass  # reaped elsewhere (a SIGCHLD handler of the embedding program)
         with _reaping:
-            os.waitpid(pid, 0)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
             _running.discard(pid)
     return b"".join(chunks)
 

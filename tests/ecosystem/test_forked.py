@@ -93,3 +93,16 @@ def test_a_child_cancelled_before_any_thread_waits_for_it_is_still_reaped(monkey
     assert forked._running == set(), "the killed child was never reaped"
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.mark.skipif(not forked.CAN_FORK, reason="no fork here")
+def test_a_child_reaped_by_someone_else_still_leaves_the_running_set(monkeypatch):
+    real_waitpid = os.waitpid
+
+    def reaped_elsewhere(idtype, pid, options):
+        real_waitpid(pid, 0)  # as an embedding program's SIGCHLD handler would
+        raise ChildProcessError(10, "No child processes")
+
+    monkeypatch.setattr(forked.os, "waitid", reaped_elsewhere)
+    assert _run(_answer, 3)[0] == "xxx"
+    assert forked._running == set()
