@@ -140,13 +140,16 @@ class _Blocks:
         return "level" if width in self.levels else "stray"
 
 
-def _inert(body: str, indent: str, placement: str, assigned: Optional[str] = None) -> str:
+def _inert(body: str, indent: str, placement: str, assigned: Optional[str] = None,
+           opens_block: bool = False) -> str:
     """The stand-in for a magic line: a comment, `pass` where a block needs a statement,
     `names = None` for an assignment. A stray indentation moves to the comment, where
     `restore` finds it again."""
     original = body[len(indent):]
     if placement == "stray":
         indent, original = "", body
+    if opens_block:
+        return f"{indent}if True:  {MAGIC_MARK}{original}"
     if assigned is not None:
         return f"{indent}{assigned} = None  {MAGIC_MARK}{original}"
     if placement == "first":
@@ -211,8 +214,8 @@ def _dedented(lines: List[str], indent: str) -> List[str]:
 
 def neutralize(source: str, dedent: bool = True) -> str:
     """The cell as Python that parses: same lines, magics made inert, the cell's leading
-    indentation taken off as IPython does (`leading_indent`). Not that of a `%%time` body
-    (IPython takes it off too): `restore` puts back one indentation only."""
+    indentation taken off as IPython does (`leading_indent`). An indented `%%time` body
+    (IPython takes its indentation off too) is held by `if True:` on the magic's line."""
     lines = split_lines(source)
     indent = leading_indent(source) if dedent else ""
     if indent:
@@ -224,11 +227,17 @@ def neutralize(source: str, dedent: bool = True) -> str:
         if cell_magic:
             out.extend(lines[:first])
             body, ending = _split_ending(lines[first])
-            out.append(_commented(body) + ending)
             rest = lines[first + 1:]
             if cell_magic.group("name") not in PYTHON_BODY_CELL_MAGICS:
+                out.append(_commented(body) + ending)
                 out.extend(_commented(body) + ending for body, ending in map(_split_ending, rest))
                 return "".join(out)
+            if leading_indent("".join(rest)):
+                # IPython takes the body's own indentation off too; a block opened on the
+                # magic's line holds it as it stands, so lines and columns stay the same.
+                out.append(_inert(body, _INDENT.match(body).group(), "level", assigned=None, opens_block=True) + ending)
+            else:
+                out.append(_commented(body) + ending)
             # IPython runs the body as a cell of its own: it may open with a cell magic too.
             out.append(neutralize("".join(rest), dedent=False))
             return "".join(out)

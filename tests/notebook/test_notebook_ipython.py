@@ -46,6 +46,8 @@ CELLS = [
     "    # a comment sets the indentation too\n    x = 1\n",
     "    report = \"\"\"\nflush left inside a string\n\"\"\"\n",
     "  %%time\n  y = model(x)\n",
+    "%%time\n  with torch.no_grad():\n      y = model(x)\n",
+    "%%capture log\n    import timm\n\n    model = timm.create_model('resnet18')\n",
 ]
 
 

@@ -109,3 +109,11 @@ def test_restore_inverts_neutralize_for_any_cell(lines, final_newline):
         assert restore(program, indent) == cell
     assert restore_cell(program, cell) == cell
     assert len(split_lines(program)) == len(split_lines(cell))
+
+
+def test_an_indented_body_of_a_timing_cell_magic_is_analysed_in_place_and_fixed_back():
+    cell = "%%time\n  with torch.no_grad:\n      y = model(x)\n"
+    program = neutralize(cell)
+    assert split_lines(program)[1:] == ["  with torch.no_grad:\n", "      y = model(x)\n"]  # columns kept
+    fixed = program.replace("torch.no_grad:", "torch.no_grad():")
+    assert restore_cell(fixed, cell) == cell.replace("torch.no_grad:", "torch.no_grad():")
