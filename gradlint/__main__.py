@@ -1,3 +1,3 @@
-from gradlint.cli import main
+from gradlint.console import main
 
-main(prog_name="gradlint")
+main()

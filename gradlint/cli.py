@@ -25,14 +25,13 @@ from gradlint.reporters.text import location, shown_path
 from gradlint.nearest_config import CACHE_DIR_VARIABLE, CommandLine, SettingsResolver, settings_of, split_codes
 from gradlint.deferred_import import defer_import
 from gradlint.result_cache import DEFAULT_CACHE_DIR
+from gradlint.exit_status import INTERRUPTED, USAGE_ERROR
 from gradlint.runner import BESIDE_CONFIGURATION, run_files
 from gradlint.settings import SelectionError, Settings
 from gradlint.source import SourceError
 from gradlint.standard_streams import prepare_standard_streams, to_stderr, to_stdout
 from gradlint.trace.command import trace
 
-USAGE_ERROR = 2
-INTERRUPTED = 130
 
 
 class GradlintError(click.ClickException):

@@ -15,9 +15,9 @@ import re
 import sys
 from typing import Dict, List, Optional, Sequence
 
+from gradlint.exit_status import USAGE_ERROR
 from gradlint.rule import REQUIRED_SECTIONS
 
-USAGE_ERROR = 2
 # The first fixture's pinned message fragment: replace it with the claim the message makes.
 FRAGMENT = "TODO: the claim the message makes"
 _CODE = re.compile(r"^GL\d{3}$")

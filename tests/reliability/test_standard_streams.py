@@ -118,3 +118,27 @@ def test_ctrl_c_exits_130_without_tracebacks_or_temporaries(tmp_path):
     assert not list(tmp_path.glob(".gradlint-*")), "Ctrl-C removes the temporaries at once"
     fixed = original.replace(b"torch.no_grad:", b"torch.no_grad():")
     assert {path.read_bytes() for path in tmp_path.glob("m*.py")} <= {original, fixed}
+
+
+def test_ctrl_c_while_gradlint_is_imported_exits_130_without_a_traceback(tmp_path):
+    """The console script's entry: a Ctrl-C that lands while `gradlint.cli` is imported."""
+    program = (
+        "import sys\n"
+        "class CtrlC:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'gradlint.cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, CtrlC())\n"
+        "from gradlint.console import main\n"
+        "main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", program, "check", str(tmp_path)], capture_output=True, cwd=tmp_path)
+    assert result.returncode == 130, result.stderr.decode()
+    assert result.stderr == b"gradlint: interrupted\n"
+
+
+def test_the_console_script_runs_through_the_guarded_entry():
+    tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "pyproject.toml"), "rb") as handle:
+        scripts = tomllib.load(handle)["project"]["scripts"]
+    assert scripts["gradlint"] == "gradlint.console:main"
