@@ -40,9 +40,8 @@ class PreferInferenceMode(Rule):
     Nor for a block whose results are never read (a warm-up) in a function where another
     `no_grad` block does not qualify: switched alone, it would warm up another mode than the
     timed loop it is for (a `torch.compile`d model warmed up under `inference_mode`
-    compiles again when called under `no_grad`, checked on torch 2.13 with dynamo's graph
-    counter). Nor
-    inside `pytest.raises(...)` or `assertRaises...`: that block is there to fail.
+    compiles again when called under `no_grad`: torch-semantics §9). Nor inside
+    `pytest.raises(...)` or `assertRaises...`: that block is there to fail.
 
     ## Why is this bad?
     It is not wrong, only slower than it could be. `c10::InferenceMode` turns grad mode off
