@@ -2,7 +2,7 @@
 # did: the gradient-checkpointing offload kept persistent buffers, allocated on first use; the first use was the reference log-prob pass under inference_mode, so the next training step's `copy_` into them raised
 # rule: GL201
 # error: RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 import torch
 from torch import nn
 

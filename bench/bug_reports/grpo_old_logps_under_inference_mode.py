@@ -2,7 +2,7 @@
 # did: with num_iterations > 1 the old log-probabilities were computed with the policy itself under inference_mode; that longer sequence rebuilt the policy's cached position table there, and the next training forward multiplied by it
 # rule: GL203
 # error: RuntimeError: Inference tensors cannot be saved for backward
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 import torch
 from torch import nn
 

@@ -2,7 +2,7 @@
 # did: loaded the model with the package's inference-only loader, which builds and fills it under inference_mode, then unfroze its parameters to fine-tune
 # rule: GL202
 # error: RuntimeError: Setting requires_grad=True on inference tensor outside InferenceMode is not allowed
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 import torch
 from torch import nn
 

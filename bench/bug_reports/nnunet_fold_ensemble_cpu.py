@@ -2,7 +2,7 @@
 # did: ensembled several folds on CPU: the sliding-window helper runs under inference_mode, `.to('cpu')` returns the same tensor, and `prediction +=` for the second fold updates it outside
 # rule: GL201
 # error: RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed
-# held_out: yes
+# held_out: promoted 2026-12-01 (right-line)
 import torch
 from torch import nn
 

@@ -2,7 +2,7 @@
 # did: ROME computed the key vector over long context prompts under inference_mode, which regrew the Llama rotary cos/sin buffers there; the delta optimisation that followed ran the model with grad and multiplied by them
 # rule: GL203
 # error: RuntimeError: Inference tensors cannot be saved for backward
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 import torch
 from torch import nn
 

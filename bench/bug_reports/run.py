@@ -6,7 +6,7 @@ Each program `<id>.py` (or a package folder `<id>/` whose entry is `main.py`) st
     # did: <what the user did, one line>
     # rule: GLnnn
     # error: <ExceptionType>: <the start of torch's message>
-    # held_out: yes|no
+    # held_out: yes|no|promoted <date> (<outcome while held out>)
     # lang: cpp                     (only for C++ programs; default python)
 
 and marks the line torch rejects with `# expect: GLnnn` (`// expect:` in C++): the line gradlint
@@ -22,7 +22,9 @@ header): it must run clean and draw no finding.
     python bench/bug_reports/run.py --list       # the programs, their rule, split and source
 
 `held_out` was drawn once per program from a hash of its id (`drawn_held_out`), before gradlint
-was run on it, so the flow rules can be measured on programs they were not tuned on.
+was run on it, so the flow rules can be measured on programs they were not tuned on. A held-out
+program may be promoted once its outcome is recorded (`promoted 2026-12-01 (missed)`): from then on
+it is worked on like a dev program and counted in its own `promoted` row; new programs keep the draw.
 The measurement exits 0 whatever it finds; `--confirm` exits 1 when a program does not behave as
 its header says. C++ programs are built only with `--cpp` (all in one extension, ~45 s here; the
 message is checked, not the line, since a c10::Error carries no user frame); otherwise they are listed
@@ -81,6 +83,15 @@ class Program:
     @property
     def held_out(self) -> bool:
         return self.header.get("held_out", "").lower() == "yes"
+
+    @property
+    def promoted(self) -> bool:
+        """Drawn held out, measured so, then opened for work (the header keeps the outcome it had)."""
+        return self.header.get("held_out", "").lower().startswith("promoted")
+
+    @property
+    def split(self) -> str:
+        return "held-out" if self.held_out else "promoted" if self.promoted else "dev"
 
     @property
     def entry(self) -> str:
@@ -192,6 +203,7 @@ def measure(programs: Sequence[Program]) -> dict:
             "rule": program.rule,
             "lang": program.lang,
             "held_out": program.held_out,
+            "split": program.split,
             "outcome": classify(program, findings),
             "other_findings": [describe(f) for f in findings if f.get("code") != program.rule],
             "false_findings_on_ok": [describe(f) for f in ok_findings],
@@ -208,7 +220,8 @@ def totals(rows: Sequence[dict]) -> dict:
         return outcome
 
     result = {"all": count(rows), "dev": count(r for r in rows if not r["held_out"]),
-              "held_out": count(r for r in rows if r["held_out"])}
+              "held_out": count(r for r in rows if r["held_out"]),
+              "promoted": count(r for r in rows if r.get("split") == "promoted")}
     for lang in sorted({r.get("lang", "python") for r in rows}):
         result[lang] = count(r for r in rows if r.get("lang", "python") == lang)
     for rule in sorted({r["rule"] for r in rows}):
@@ -219,7 +232,7 @@ def totals(rows: Sequence[dict]) -> dict:
 def print_measurement(result: dict) -> None:
     print(f"{'program':52} {'rule':6} {'split':8} outcome")
     for row in result["programs"]:
-        split = "held-out" if row["held_out"] else "dev"
+        split = row.get("split", "held-out" if row["held_out"] else "dev")
         print(f"{row['id']:52} {row['rule']:6} {split:8} {row['outcome']}")
         for finding in row["other_findings"]:
             print(f"{'':68} other finding: {finding}")
@@ -368,7 +381,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.list:
         print("| program | rule | lang | split | source |\n|---|---|---|---|---|")
         for program, _ok in pairs(programs):
-            split = "held-out" if program.held_out else "dev"
+            split = program.split
             print(f"| {program.id} | {program.rule} | {program.lang} | {split} | {program.header.get('source', '')} |")
         return 0
     if args.confirm:

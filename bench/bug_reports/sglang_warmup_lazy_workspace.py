@@ -2,7 +2,7 @@
 # did: ran the warm-up forward under inference_mode; the attention backend allocated its reusable workspace lazily during that first call, and the real forward (no_grad) later wrote into it in place
 # rule: GL201
 # error: RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 import torch
 from torch import nn
 
