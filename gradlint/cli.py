@@ -243,6 +243,10 @@ def _naming(message: str, path: str) -> str:
     return shown_path(path) + message[len(path):] if message.startswith(path + ":") else message
 
 
+def _file_count(count: int) -> str:
+    return f"{count} file{'s' if count != 1 else ''}"
+
+
 def _summary(result: RunResult, skipped, quiet: bool, file_count: Optional[int] = None) -> None:
     for report in result.reports:
         if report.error:
@@ -255,11 +259,13 @@ def _summary(result: RunResult, skipped, quiet: bool, file_count: Optional[int] 
         return
     findings = result.findings
     files = len(result.reports) if file_count is None else file_count
-    checked = f"{files} file{'s' if files != 1 else ''}"
+    checked = _file_count(files)
     if result.mode == "fix":
         applied = len(result.applied_fixes)
+        fixed_files = sum(1 for report in result.reports if report.applied_fixes)
+        where = f" in {_file_count(fixed_files)}" if applied else ""
         click.echo(
-            f"Fixed {applied} finding{'s' if applied != 1 else ''} in {checked}; "
+            f"Fixed {applied} finding{'s' if applied != 1 else ''}{where} ({checked} checked); "
             f"{len(findings)} remaining.", err=True,
         )
         return

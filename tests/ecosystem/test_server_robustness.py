@@ -206,7 +206,8 @@ def test_a_cancelled_code_action_kills_its_check_and_the_server_goes_on(stdio_se
     from lsp_stdio import code_action_params, wait_until_gone
 
     client = stdio_server
-    uri = client.open(str(tmp_path / "model.py"), BAD_PYTHON)
+    # long enough that the check is still running when the trace names it (a short one could end first)
+    uri = client.open(str(tmp_path / "model.py"), _long_function(2_000))
     client.wait_for(lambda message: message.get("method") == "textDocument/publishDiagnostics")
     asked = client.request_id("textDocument/codeAction", code_action_params(uri, 4, 9))
     check = client.check_started("code actions model.py v1")

@@ -127,7 +127,7 @@ def test_a_read_only_file_is_reported_and_not_written(tmp_path):
     assert (tmp_path / "open.py").read_bytes() == GUARDED_FIXED
     assert "locked.py: read-only file: not written" in stderr
     assert "locked.py:5:10: GL402" in stdout
-    assert "Fixed 1 finding in 2 files; 1 remaining." in stderr
+    assert "Fixed 1 finding in 1 file (2 files checked); 1 remaining." in stderr
     assert code == 2
     with pytest.raises(ReadOnlyFile):
         write_atomic(str(tmp_path / "locked.py"), b"x\n")
@@ -146,7 +146,7 @@ def test_a_failed_write_reports_what_is_really_left(tmp_path):
     assert (tmp_path / "m.py").read_bytes() == big
     assert "m.py: cannot write the fixed file: File too large" in stderr
     assert "m.py:5:10: GL402" in stdout
-    assert "Fixed 0 findings in 1 file; 1 remaining." in stderr
+    assert "Fixed 0 findings (1 file checked); 1 remaining." in stderr
     assert code == 2
     assert [p.name for p in tmp_path.iterdir()] == ["m.py"]
 
