@@ -16,7 +16,9 @@ Where things are:
 - `sinks`: the operations torch rejects, recorded as events;
 - `analysis`: the module's functions and classes, scopes, summaries to a fixpoint;
 - `training`: which scopes run backward;
-- `caches`: modules' lazy caches filled under the mode, and the code autograd records.
+- `caches`: modules' lazy caches filled under the mode, and the code autograd records;
+- `receivers`: the classes a name or attribute holds instances of, so calls on objects and
+  modules (`self.backend.run(q)`, `model(x)` runs `forward`) reach their methods.
 
 Precision first: a value is tracked only when the code shows where it was made; an item
 assignment or augmented assignment counts only when the value is surely a tensor (made

@@ -16,6 +16,7 @@ from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_name
 from gradlint.python.flow.syntax import ExpressionFacts, expression_facts
 from gradlint.python.flow.callers import Callers
 from gradlint.python.flow.contexts import CallContexts, Mode
+from gradlint.python.flow.receivers import Receivers
 from gradlint.python.flow.objects import ObjectRules, class_of_value, container_names, module_caches
 from gradlint.python.flow.training import TrainingReach
 from gradlint.python.flow.types import ModuleTypes
@@ -137,6 +138,11 @@ class InferenceFlow:
         runs it, and every call of it does (`contexts.Mode.UNDER`)."""
         return (function is not None and id(function) in self.called_under
                 and self.contexts.mode_of(function) is Mode.UNDER)
+
+    @property
+    def function_list(self) -> List[FunctionNode]:
+        """Every function and method of the module, in source order."""
+        return [function for function, _ in self._scope_list]
 
     def record_called_under(self, function: FunctionNode) -> None:
         self.called_under.setdefault(id(function), function)
@@ -323,27 +329,58 @@ class InferenceFlow:
     def events_of(self, kind: str) -> List[FlowEvent]:
         return [event for event in self.events if event.kind == kind]
 
-    def callee(self, call: ast.Call, klass: Optional[str]) -> Optional[FunctionNode]:
-        """The function of this module a call runs, when the code shows which."""
+    def callee(self, call: ast.Call, klass: Optional[str], function: Optional[FunctionNode] = None
+               ) -> Optional[FunctionNode]:
+        """The function of this module a call runs, when the code shows which: a function by
+        its name, `Cls(...)` (its `__init__`), `self.m(...)`, a method of an object whose class
+        the assignments show (`receivers`), a module's `forward` when the called value is an
+        instance of a module class (`self.rotary_emb(n)`, `model(x)`)."""
         func = call.func
         if isinstance(func, ast.Name):
             if func.id in self.classes:
                 return self.methods.get((func.id, "__init__"))  # `Cls(...)` runs `Cls.__init__`
-            return self.functions.get(func.id)
+            found = self.functions.get(func.id)
+            return found if found is not None else self._forward_of(func, klass, function)
         if not isinstance(func, ast.Attribute):
             return None
         if isinstance(func.value, ast.Name) and func.value.id == "self" and klass is not None:
-            return self.methods.get((klass, func.attr))
+            found = self.receivers.method_of(klass, func.attr)
+            return found if found is not None else self._forward_of(func, klass, function)
         if func.attr == "apply" and isinstance(func.value, ast.Name) and func.value.id in self.classes:
             return self.methods.get((func.value.id, "forward"))  # `Fn.apply(x)`: an autograd Function's forward
+        owner = self.receivers.unique_class(func.value, function, klass)
+        if owner is not None:
+            found = self.receivers.method_of(owner, func.attr)
+            if found is not None:
+                return found
+        found = self._forward_of(func, klass, function)
         # `predictor.predict(x)`: a method name that only one class of this module defines
-        return self.unique_methods.get(func.attr)
+        return found if found is not None else self.unique_methods.get(func.attr)
 
-    @staticmethod
-    def call_parameters(call: ast.Call, callee: FunctionNode) -> List[str]:
+    def _forward_of(self, called: ast.AST, klass: Optional[str], function: Optional[FunctionNode]):
+        """`forward` of the module class whose instance `called` surely is (torch-semantics §1b)."""
+        if not self.module_classes:
+            return None
+        owner = self.receivers.unique_class(called, function, klass)
+        if owner is None or owner not in self.module_classes:
+            return None
+        return self.receivers.method_of(owner, "forward")
+
+    @cached_property
+    def receivers(self) -> Receivers:
+        return Receivers(self)
+
+    def runs_module(self, call: ast.Call, callee: Optional[FunctionNode]) -> bool:
+        """A call of a module instance (`model(x)`) that the flow follows into `forward`."""
+        return callee is not None and callee.name == "forward" and not (
+            isinstance(call.func, ast.Attribute) and call.func.attr == "forward")
+
+    def call_parameters(self, call: ast.Call, callee: FunctionNode) -> List[str]:
         """The callee's positional parameters as the call fills them (a method call skips `self`)."""
         params = parameter_names(callee)
-        if isinstance(call.func, ast.Attribute) and params and (
+        if self.runs_module(call, callee) and params and params[0] == "self":
+            params = params[1:]  # `model(x)` fills `forward(self, x)` after `self`
+        elif isinstance(call.func, ast.Attribute) and params and (
                 params[0] in ("self", "cls") or call.func.attr == "apply"):
             params = params[1:]  # `Fn.apply(x)` fills `forward(ctx, x)` after `ctx`
         elif callee.name == "__init__" and params and params[0] == "self":
@@ -433,7 +470,7 @@ class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules):
         return self.flow.contexts.runs_outside(self.function)
 
     def callee(self, call: ast.Call) -> Optional[FunctionNode]:
-        callee = self.flow.callee(call, self.klass)
+        callee = self.flow.callee(call, self.klass, self.function)
         if callee is not None and id(callee) not in self._callee_seen:
             self._callee_seen.add(id(callee))
             self.callees.append(callee)

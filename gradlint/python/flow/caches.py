@@ -52,10 +52,10 @@ class LazyCaches:
                         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and dotted(
                                 node.func.value) == "self" and node.func.attr in methods:
                             called_lazily.add(node.func.attr)
-                        found.setdefault(method, set()).update(_self_stores(node))
+                        found.setdefault(method, set()).update(self_stores(node))
             for name in called_lazily:
                 for node in nodes_in(methods[name].body):
-                    found.setdefault(methods[name], set()).update(_self_stores(node))
+                    found.setdefault(methods[name], set()).update(self_stores(node))
         return {method: names for method, names in found.items()
                 if names and not any(check in self.outline.source(method) for check in _INFERENCE_CHECKS)}
 
@@ -78,57 +78,12 @@ class LazyCaches:
         for node in nodes_in(list(body)):
             if not isinstance(node, ast.Call):
                 continue
-            callee = self.flow.callee(node, klass)
-            if callee is not None:
-                if id(callee) not in seen:
-                    seen.add(id(callee))
-                    self._modules_run(callee.body, callee, seen, found)
-            elif _calls_a_module(self.outline, node, self.flow):
-                found.update(self._classes_held(node.func, function, klass, set()))
-
-    def _classes_held(self, held: ast.AST, function, klass: Optional[str], visiting: Set) -> Set[str]:
-        """The module classes a name (`model`, `self.backbone`) may hold, from its assignments."""
-        key = dotted(held)
-        if key is None or (id(function), key) in visiting:
-            return set()
-        visiting.add((id(function), key))
-        if key.startswith("self."):
-            bodies = [method.body for (owner, _), method in self.flow.methods.items() if owner == klass]
-        else:
-            bodies = [function.body if function is not None else self.outline.module.body]
-        found: Set[str] = set()
-        for body in bodies:
-            for node in nodes_in(list(body)):
-                if isinstance(node, ast.Assign) and any(key in target_names(t) for t in node.targets):
-                    found |= self._classes_built(node.value, function, klass, visiting)
-        if function is not None and not key.startswith("self.") and key in parameter_names(function):
-            found |= self._classes_passed(function, parameter_names(function).index(key), key, visiting)
-        return found
-
-    def _classes_built(self, value: ast.AST, function, klass, visiting: Set) -> Set[str]:
-        if isinstance(value, ast.Name):
-            return self._classes_held(value, function, klass, visiting)
-        return {node.func.id for node in ast.walk(value) if isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name) and node.func.id in self.flow.module_classes}
-
-    def _classes_passed(self, function, index: int, name: str, visiting: Set) -> Set[str]:
-        """What this module's calls of `function` pass as its parameter `name`."""
-        found: Set[str] = set()
-        for scope, scope_class, body in self._all_scopes:
-            for node in nodes_in(list(body)):
-                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == function.name):
-                    continue
-                passed = [item.value for item in node.keywords if item.arg == name]
-                if index < len(node.args) and not isinstance(node.args[index], ast.Starred):
-                    passed.append(node.args[index])
-                for argument in passed:
-                    found |= self._classes_built(argument, scope, scope_class, visiting)
-        return found
-
-    @cached_property
-    def _all_scopes(self):
-        return [(None, None, self.outline.module.body)] + [
-            (function, klass, function.body) for function, klass in self.flow._scope_list]
+            callee = self.flow.callee(node, klass, function)
+            if self.flow.runs_module(node, callee) or (callee is None and _calls_a_module(self.outline, node, self.flow)):
+                found.update(self.flow.receivers.classes_held(node.func, function, klass))
+            if callee is not None and id(callee) not in seen:
+                seen.add(id(callee))
+                self._modules_run(callee.body, callee, seen, found)
 
     def _with_parts(self, classes: Set[str]) -> Set[str]:
         """The classes and, transitively, the module classes they build (submodules) or derive from."""
@@ -194,11 +149,27 @@ def _checked_blocks(statements: List[ast.stmt]) -> Iterator:
             yield node.test, node.orelse
 
 
-def _self_stores(node: ast.AST) -> Iterator[str]:
-    """The `self.x` names an assignment statement binds."""
+def self_stores(node: ast.AST) -> Iterator[str]:
+    """The `self.x` names a statement binds: an assignment, or a buffer registered by name
+    (`self.register_buffer("cos_cached", emb.cos())` sets `self.cos_cached`)."""
     if isinstance(node, ast.Assign):
         for target in node.targets:
             yield from (name for name in target_names(target) if name.startswith("self.") and name.count(".") == 1)
+    elif isinstance(node, ast.Expr):
+        registered = registered_buffer(node.value)
+        if registered is not None:
+            yield "self." + registered[0]
+
+
+def registered_buffer(expression: ast.AST):
+    """`self.register_buffer("name", value, ...)` -> ("name", value), else None."""
+    if not (isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute)
+            and expression.func.attr in torch_api.REGISTERING_METHODS and dotted(expression.func.value) == "self"):
+        return None
+    arguments = expression.args
+    if len(arguments) < 2 or not (isinstance(arguments[0], ast.Constant) and isinstance(arguments[0].value, str)):
+        return None
+    return arguments[0].value, arguments[1]
 
 
 def _calls_a_module(outline, call: ast.Call, flow) -> bool:

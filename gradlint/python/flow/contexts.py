@@ -34,6 +34,10 @@ class Mode(enum.Enum):
 CallSite = Tuple[ast.AST, ast.Call]  # (the scope the call is in: a function or the module, the call)
 
 
+def _function(scope: ast.AST) -> Optional[ast.AST]:
+    return scope if isinstance(scope, FUNCTION_DEFINITIONS) else None
+
+
 class CallContexts:
     def __init__(self, flow) -> None:
         self.flow = flow
@@ -111,8 +115,25 @@ class CallContexts:
                     found.append((scope, call))
                 elif (isinstance(func, ast.Name) and func.id == name) or (
                         isinstance(func, ast.Attribute) and func.attr == name):
-                    if self.flow.callee(call, scope_class) is function:
+                    if self.flow.callee(call, scope_class, _function(scope)) is function:
                         found.append((scope, call))
+        if name == "forward" and klass in self.flow.module_classes:
+            found.extend(self._module_calls.get(id(function), ()))  # `model(x)` runs `forward`
+        return found
+
+    @cached_property
+    def _module_calls(self) -> Dict[int, List[CallSite]]:
+        """id(forward) -> the calls of module instances that run it (`model(x)`, `self.head(h)`)."""
+        found: Dict[int, List[CallSite]] = {}
+        callers = self.flow.callers
+        for scope in [self.flow.outline.module, *self.flow.function_list]:
+            scope_class = self.flow.class_of(scope)
+            for call in callers.calls(scope):
+                if isinstance(call.func, (ast.Name, ast.Attribute)) and not (
+                        isinstance(call.func, ast.Attribute) and call.func.attr == "forward"):
+                    callee = self.flow.callee(call, scope_class, _function(scope))
+                    if self.flow.runs_module(call, callee):
+                        found.setdefault(id(callee), []).append((scope, call))
         return found
 
     def _named_elsewhere(self, function: ast.AST, calls: int) -> bool:

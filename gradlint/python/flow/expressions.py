@@ -180,10 +180,10 @@ class ValueRules:
             if method in torch_api.MODULE_SELF_METHODS:
                 return receiver
             return self.new(call, certain=False) if self.in_inference else None
-        if method in torch_api.NON_TENSOR_METHODS:
-            return None
         if receiver is not None and receiver.kind is Kind.CONTAINER:
             return element_of(receiver) if method in torch_api.CONTAINER_TAKE_METHODS else None
+        if method in torch_api.NON_TENSOR_METHODS:
+            return None
         if method in torch_api.COPYING_METHODS and is_true(keyword(call, torch_api.COPYING_METHODS[method])):
             return self.new(call, certain=True) if self.in_inference else None  # `t.to(device, copy=True)`
         if method in torch_api.ALIAS_METHODS or method in torch_api.BYPASS_METHODS or method in torch_api.SPLIT_METHODS:

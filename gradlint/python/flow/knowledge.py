@@ -150,7 +150,11 @@ MODULE_TENSOR_ATTRIBUTES = _table({
 })
 CONTAINER_FILL_METHODS = _table({"not torch: a list or deque stores what it is given": (
     "append", "extend", "insert", "appendleft")})
-CONTAINER_TAKE_METHODS = _table({"not torch: an element of a container": ("pop", "popleft", "__getitem__")})
+CONTAINER_TAKE_METHODS = _table({
+    "§1c: a dict or list keeps the inference tensor it was given; `d.get(k)` returns it": (
+        "pop", "popleft", "__getitem__", "get", "setdefault")})
+REGISTERING_METHODS = _table({
+    "§1b: `m.register_buffer(\"b\", t)` under the mode makes `m.b` the inference tensor `t`": ("register_buffer",)})
 PARAMETER_CLASSES = _table({"§1: `torch.nn.Parameter(t)` raises E_RG": (
     "torch.nn.Parameter", "torch.nn.parameter.Parameter")})
 TRAINING_FUNCTIONS = _table({"§1: backward saves and differentiates": (

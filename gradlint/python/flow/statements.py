@@ -12,6 +12,7 @@ import ast
 from dataclasses import replace
 from typing import List, Sequence
 
+from gradlint.python.flow.caches import registered_buffer
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, is_literal, is_true, target_names
 from gradlint.python.outline import nodes_in
 from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse, element_of, join
@@ -62,6 +63,10 @@ class StatementTransfer:
         if isinstance(statement, ast.Expr):
             self.scan(statement.value, state)
             self.stored_by_calls(statement.value, state)
+            registered = registered_buffer(statement.value)
+            if registered is not None:  # `self.register_buffer("cos", t)` binds `self.cos`
+                self.bind(ast.Attribute(ast.Name("self", ast.Load()), registered[0], ast.Load()),
+                          self.shape(registered[1], state), state, statement)
             return state
         if isinstance(statement, ast.Return):
             self._return(statement, state)

@@ -103,7 +103,8 @@ class InferenceTensorSavedForBackward(Rule):
       through `getattr`, dynamic dispatch or callbacks. A module's lazy cache is followed
       when the module shows which of its classes runs under inference mode (the model is
       built in it, or passed to its functions from where it is built); a model loaded or
-      built elsewhere runs none of its classes, as far as the analysis knows.
+      built elsewhere runs none of its classes, as far as the analysis knows. A submodule's
+      call (`self.rotary(n)`) runs its class's `forward` when the assignments show the class.
     - C++: one function, read in text order, as GL201 reads it. A `.clone()` written inside
       the call (`head->forward(features.clone())`) is not read as clearing the taint and is
       still reported; clone into the variable instead.
