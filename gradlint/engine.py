@@ -79,7 +79,7 @@ class Linter:
     def check_text(self, text: str, path: str, language: Language,
                    enabled: Optional[frozenset] = None,
                    decode_error: Optional[UndecodableSource] = None) -> List[Finding]:
-        """`decode_error`: `text` is a lossy decoding; report GL001 if any rule would parse it."""
+        """`decode_error`: `text` is a lossy decoding; GL001 if a selected rule reads the file."""
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
         selection = self._selection(language.name, enabled)
         # GL003 judges the suppression comments once every other rule has reported.
@@ -87,15 +87,15 @@ class Linter:
         search = TextSearch(text)
         if selection.gate is not None and not search.has_any(selection.gate):
             # No selected rule's first prefilter can match: most files end here.
-            return self._unchecked_syntax(text, path, language, enabled, search, decode_error, audit)
+            return self._not_read(text, path, language, audit)
         active = [rule for rule, patterns in selection.rules if all(map(search.matches, patterns))]
         outline = None
         if active and decode_error is None:
             active, outline = self._screened(active, text, language)
         if not active:
-            if outline is not None:  # CPython parsed it for the screens
-                return self._stamp([], text, path, language, audit) if audit else []
-            return self._unchecked_syntax(text, path, language, enabled, search, decode_error, audit)
+            # the screens' outline (None when CPython cannot parse the text, then every
+            # rule is still active) or no selected rule's prefilters matched
+            return self._not_read(text, path, language, audit)
         reported: List[Tuple[Rule, Diagnostic]] = []
         # what libcst parses serves the rules that read it: outline-only rules need none of it
         parsing = [rule for rule in active if not rule.reads_outline_only]
@@ -122,30 +122,10 @@ class Linter:
                 reported.append((self._internal_error_rule, self._internal_error(rule, path, error)))
         return self._stamp(_unexpected(reported, language, parsed), text, path, language, audit)
 
-    def _unchecked_syntax(self, text: str, path: str, language: Language, enabled: frozenset,
-                          search: TextSearch, decode_error: Optional[UndecodableSource],
-                          audit: bool = False) -> List[Finding]:
-        """GL001 for a file no selected rule parses, whatever rules are selected: when the
-        file names what some rule of its language looks for (any rule's first prefilter,
-        selected or not) and CPython cannot compile it. Files that name no guard are not
-        parsed at all, so they get no GL001."""
-        errors: Sequence[FrontEndSyntaxError] = ()
-        if _syntax_error_code(language) in enabled and self._may_concern_a_rule(language, search):
-            if decode_error is not None:
-                errors = (FrontEndSyntaxError(f"cannot decode: {decode_error.message}", decode_error.offset),)
-            elif not language.compiles(text):
-                try:
-                    errors = getattr(language.parse(path, text), "syntax_errors", ())
-                except FrontEndSyntaxError as error:
-                    errors = (error,)
-        reported = self._syntax_errors(errors, text, language, enabled)
-        return self._stamp(reported, text, path, language, audit) if reported or audit else []
-
-    def _may_concern_a_rule(self, language: Language, search: TextSearch) -> bool:
-        every_rule = self._selection(language.name, frozenset(self._rules))
-        if every_rule.gate is not None and not search.has_any(every_rule.gate):
-            return False
-        return any(not patterns or search.matches(patterns[0]) for _, patterns in every_rule.rules)
+    def _not_read(self, text: str, path: str, language: Language, audit: bool) -> List[Finding]:
+        """A file no selected rule reads: only GL003's audit has something to say. Its syntax
+        is not checked: GL001 covers the files the selected rules read."""
+        return self._stamp([], text, path, language, audit) if audit else []
 
     def _syntax_errors(self, errors: Iterable[FrontEndSyntaxError], text: str, language: Language,
                        enabled: frozenset) -> List[Tuple[Rule, Diagnostic]]:

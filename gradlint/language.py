@@ -40,11 +40,6 @@ class Language:
         when the screens made one (the model keeps it rather than make it again)."""
         raise NotImplementedError
 
-    def compiles(self, text: str) -> bool:
-        """Whether `text` has no syntax error the parse would report, as far as a cheap check
-        tells (the engine asks it of files no selected rule parses). True when unknown."""
-        return True
-
     def outline(self, text: str):
         """A cheap structural view of `text` that rules' screens read before anything is
         parsed (`Rule.screen`); None when the language has none or `text` does not allow

@@ -1,6 +1,6 @@
-"""GL001 does not depend on `--select`: a Python file that names what some rule looks for
-and does not compile gets one GL001 whatever rules are selected (only `ignore` turns it
-off); a file that names no guard is never parsed, and gets none."""
+"""GL001 covers the files the selected rules read: a Python file that passes some selected
+rule's prefilters and does not compile gets one GL001 (`--select` never turns GL001 off;
+only `ignore` does); a file no selected rule reads is never parsed, and gets none."""
 from __future__ import annotations
 
 import json
@@ -13,8 +13,10 @@ from gradlint.notebook.frontend import NOTEBOOK
 from gradlint.python.frontend import PYTHON
 from gradlint.settings import Settings, resolve_selection
 
+# `inference_mode` is what GL201-GL204 and GL301 (default) look for; not GL406 nor GL407.
+NAMES_INFERENCE_MODE = "import torch\nwith torch.inference_mode():\n    total = (1,\n"
 # `no_grad()` followed by `:` matches no default rule's prefilter; GL405's (off by default) matches.
-NAMES_A_GUARD = "import torch\nwith torch.no_grad():\n    total = (1,\n"
+NAMES_NO_GRAD = "import torch\nwith torch.no_grad():\n    total = (1,\n"
 NAMES_NO_GUARD = "import os\npaths = (1,\n"
 
 
@@ -24,14 +26,25 @@ def _codes(source, select=None, ignore=()):
     return [(finding.code, finding.start.line, finding.start.column) for finding in findings]
 
 
-@pytest.mark.parametrize("select", [None, ["GL406"], ["GL407"], ["GL4"], ["GL201", "GL402"], ["ALL"]])
-def test_a_broken_file_that_names_a_guard_gets_one_gl001_whatever_is_selected(select):
-    assert _codes(NAMES_A_GUARD, select) == [("GL001", 3, 13)]
+@pytest.mark.parametrize("select", [None, ["GL201"], ["GL2"], ["GL201", "GL402"], ["ALL"]])
+def test_a_broken_file_a_selected_rule_reads_gets_one_gl001(select):
+    assert _codes(NAMES_INFERENCE_MODE, select) == [("GL001", 3, 13)]
+
+
+@pytest.mark.parametrize("select", [["GL405"], ["ALL"]])
+def test_a_broken_file_that_only_an_optional_rule_reads_gets_gl001_when_it_is_selected(select):
+    assert _codes(NAMES_NO_GRAD, select) == [("GL001", 3, 13)]
+
+
+@pytest.mark.parametrize("select", [None, ["GL406"], ["GL407"], ["GL001"]])
+def test_a_broken_file_no_selected_rule_reads_is_not_parsed(select):
+    assert _codes(NAMES_NO_GRAD, select) == []
+    assert _codes(NAMES_INFERENCE_MODE, ["GL406"]) == []
 
 
 def test_only_ignore_turns_gl001_off():
-    assert _codes(NAMES_A_GUARD, ["GL406"], ignore=["GL001"]) == []
-    assert _codes(NAMES_A_GUARD, None, ignore=["GL001"]) == []
+    assert _codes(NAMES_INFERENCE_MODE, ["GL201"], ignore=["GL001"]) == []
+    assert _codes(NAMES_INFERENCE_MODE, None, ignore=["GL001"]) == []
 
 
 def test_a_broken_file_that_names_no_guard_is_not_parsed():
@@ -41,7 +54,7 @@ def test_a_broken_file_that_names_no_guard_is_not_parsed():
 
 def test_the_message_is_cpythons_and_short():
     [finding] = Linter(Settings(enabled=resolve_selection(None, [], []))).check_text(
-        NAMES_A_GUARD, "broken.py", PYTHON)
+        NAMES_INFERENCE_MODE, "broken.py", PYTHON)
     assert finding.message == "cannot parse: '(' was never closed"
 
 
@@ -59,10 +72,15 @@ def _notebook(*cells):
         for cell in cells]})).text
 
 
-def test_a_notebook_with_a_broken_cell_and_no_selected_rule_gets_its_gl001():
+def test_a_notebook_cell_that_does_not_parse_gets_its_gl001_when_a_selected_rule_reads_it():
     program = _notebook("import torch\n", "with torch.no_grad():\n    x = (1,\n", "y = 2\n")
-    findings = Linter(Settings(enabled=resolve_selection(["GL406"], [], []))).check_text(program, "nb.ipynb", NOTEBOOK)
-    assert [(finding.code, finding.cell, finding.start.line) for finding in findings] == [("GL001", 1, 2)]
+
+    def findings(select):
+        return [(finding.code, finding.cell, finding.start.line) for finding in
+                Linter(Settings(enabled=resolve_selection(select, [], []))).check_text(program, "nb.ipynb", NOTEBOOK)]
+
+    assert findings(["GL405"]) == [("GL001", 1, 2)]
+    assert findings(["GL406"]) == []
 
 
 def test_a_fix_may_not_break_a_cell_that_parsed():

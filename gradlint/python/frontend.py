@@ -210,10 +210,6 @@ class PythonLanguage(Language):
                     pass  # parsed whole, so that the error is reported where it is
         return PythonFile(path, text, self._libcst_parse(text), outline)
 
-    def compiles(self, text: str) -> bool:
-        blocker, compiles = python_gate(text)  # CPython's compiler: about 8% of a libcst parse
-        return blocker is None and compiles
-
     def outline(self, text: str):
         from gradlint.python.outline import parse_outline
 

@@ -13,13 +13,14 @@ class SyntaxErrorRule(Rule):
     with a warning instead. In a notebook, each cell that does not parse is one GL001 in
     that cell (IPython compiles each cell on its own), and the other cells are still checked.
 
-    Which files: every file that names what some rule looks for (the text prefilter of any
-    rule, selected or not: in practice a grad-mode guard's name), whatever `--select` says.
-    `--select` never turns GL001 off; `--ignore GL001` (or per-file-ignores) does. A file that
-    names no guard at all is not parsed, so its syntax errors are not reported: gradlint reads
-    only the files it could say something about, where ruff parses every file. Files that
-    no selected rule parses are compiled by CPython only (about 8% of a full parse), never by
-    libcst.
+    Which files: the files the selected rules read, those that pass some selected rule's
+    text prefilter (in practice: a file that names a guard the way a selected rule looks
+    for it). `--select` never turns GL001 off (`--ignore GL001` or per-file-ignores do),
+    but it decides which files are read: a file no selected rule reads is not parsed, so
+    its syntax errors are not reported, as with `--select GL405` and a broken file that
+    names no guard GL405 looks at. gradlint reads only the files it could say something
+    about, where ruff parses every file; checking the syntax of the others would cost more
+    than the whole analysis (CPython's compiler on every file that names a guard).
 
     ## Why is this bad?
     Python raises `SyntaxError` when it imports such a file, and gradlint cannot check
@@ -45,8 +46,9 @@ class SyntaxErrorRule(Rule):
     No fix: gradlint does not guess what the code was meant to say.
 
     ## Known limitations
-    - A file that names nothing any rule looks for is not parsed, so its syntax errors are
-      not reported; run a compiler or another linter for those.
+    - A file that no selected rule reads is not parsed, so its syntax errors are not
+      reported; run a compiler or another linter for those (`--select ALL` reads the most;
+      `--select GL001` alone reads no file).
     - One error per file (per cell in a notebook): CPython stops at the first, and so does
       the report.
     """
