@@ -90,8 +90,9 @@ def clone_fix(outline, flow, taint: Taint, where: ast.AST) -> Optional[Fix]:
     clone is neither an inference tensor nor a leaf (`torch.is_inference(x)` and `x.grad`
     change, torch-semantics §1), and code that shares its storage sees a copy."""
     if taint.via_call is not None:
-        if taint.kind is not Kind.TENSOR or taint.position is not None:
-            return None  # a tuple, list, dict or module has no `.clone()` that means the same
+        if taint.kind is not Kind.TENSOR or taint.position is not None or (
+                taint.returned is not None and taint.returned.kind is not Kind.TENSOR):
+            return None  # a tuple, list, dict or module (`for p in load().parameters()`) has no `.clone()`
         end = outline.span(taint.via_call)[1]
         return Fix((Edit(end, end, ".clone()"),), Safety.UNSAFE,
                    f"Clone the returned value: `{snippet(outline, taint.via_call)}.clone()`")

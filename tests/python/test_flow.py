@@ -180,6 +180,39 @@ CASES = {
             total += 1
             stats["n"] += 1
         """, []),
+    "a helper reaching a module's tensors through parameters() does it to the module passed in": ("""
+        import torch
+        from torch import nn
+        def unfreeze(model):
+            for p in model.parameters():
+                p.requires_grad = True
+        def build():
+            with torch.inference_mode():
+                return nn.Linear(2, 2)
+        unfreeze(build())
+        unfreeze(nn.Linear(2, 2))
+        """, [("requires_grad", 9), ("train_module", 9)]),
+    "a guard's mode read from the options every caller passes": ("""
+        import torch
+        from torch import nn
+        def load(options, strict=True):
+            with torch.inference_mode(options.get("frozen", strict)):
+                return nn.Linear(2, 2)
+        a = load({"frozen": True})
+        a.weight.add_(1)
+        b = load({})
+        b.weight.add_(1)
+        """, [("mutate", 7), ("mutate", 9)]),
+    "a guard's mode that one caller turns off is not read as on": ("""
+        import torch
+        from torch import nn
+        def load(options):
+            with torch.inference_mode(options["frozen"]):
+                return nn.Linear(2, 2)
+        a = load({"frozen": True})
+        b = load({"frozen": False})
+        b.weight.add_(1)
+        """, []),
 }
 
 

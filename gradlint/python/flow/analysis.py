@@ -20,7 +20,7 @@ from gradlint.python.flow.receivers import Receivers
 from gradlint.python.flow.objects import ObjectRules, class_of_value, container_names, module_caches
 from gradlint.python.flow.training import TrainingReach
 from gradlint.python.flow.types import ModuleTypes
-from gradlint.python.flow.user_guards import user_guard_regions
+from gradlint.python.flow.user_guards import module_guard_regions
 from gradlint.python.flow.values import FlowEvent, Kind, State, Summary, Taint
 from gradlint.python.outline import Outline, ScreenRegion
 
@@ -50,7 +50,7 @@ class InferenceFlow:
         # id of a `with` item's expression (or a decorated function) -> its inference region
         self.item_regions: Dict[int, ScreenRegion] = {}
         self.decorator_regions: Dict[int, List[ScreenRegion]] = {}
-        self.user_regions = user_guard_regions(outline)
+        self.user_regions = module_guard_regions(outline)
         for region in [*outline.regions, *self.user_regions]:
             if region.guard.inference is None:
                 continue

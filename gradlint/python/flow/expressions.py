@@ -49,6 +49,10 @@ class ValueRules:
                 return [None, self.element(arguments[0], state)]
             if name == "zip":
                 return [self.element(argument, state) for argument in arguments]
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and \
+                torch_api.MODULE_TENSOR_ITERATORS.get(iterable.func.attr):
+            taint = self.value(iterable, state)
+            return None if taint is None else [None, element_of(taint)]  # `for name, p in m.named_parameters()`
         taint = self.value(iterable, state)
         return None if taint is None else element_of(taint)
 
@@ -174,6 +178,9 @@ class ValueRules:
         if produced is not None:
             return None if produced is _NOTHING_MADE else produced
         receiver = self.value(func.value, state)
+        if receiver is not None and receiver.kind.may_be_module and method in torch_api.MODULE_TENSOR_ITERATORS:
+            # §1b: the tensors of a module made under the mode are inference tensors
+            return replace(receiver, kind=Kind.CONTAINER, origin=call, of_module=receiver.param is not None)
         if receiver is not None and receiver.kind is Kind.MODULE:
             if method == "state_dict":
                 return replace(receiver, kind=Kind.CONTAINER, origin=call)

@@ -148,6 +148,12 @@ MODULE_TRAINING_METHODS = _table({
 MODULE_TENSOR_ATTRIBUTES = _table({
     "§1b: parameters of a module made under the mode are inference tensors": ("weight", "bias"),
 })
+# Module methods that iterate over its tensors: those of a module made under the mode are
+# inference tensors (method -> whether each item is a `(name, tensor)` pair).
+MODULE_TENSOR_ITERATORS = {
+    "parameters": False, "buffers": False,  # §1b: `for p in lin.parameters(): p.requires_grad = True` raises E_RG
+    "named_parameters": True, "named_buffers": True,
+}
 CONTAINER_FILL_METHODS = _table({"not torch: a list or deque stores what it is given": (
     "append", "extend", "insert", "appendleft")})
 CONTAINER_TAKE_METHODS = _table({

@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name
-from gradlint.python.flow.values import FlowEvent, Kind, State, Taint, element_of
+from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, element_of
 
 # Which kinds of value each event needs when the value is passed to a function that does it.
 _PASSED_KINDS = {
@@ -20,6 +20,8 @@ _PASSED_KINDS = {
     "save": (Kind.TENSOR, Kind.CONTAINER, Kind.UNKNOWN),
     "mutate": (Kind.TENSOR, Kind.UNKNOWN),
     "requires_grad": (Kind.TENSOR, Kind.UNKNOWN),
+    "requires_grad_of_module": (Kind.MODULE, Kind.UNKNOWN),
+    "mutate_of_module": (Kind.MODULE, Kind.UNKNOWN),
 }
 
 
@@ -258,10 +260,12 @@ class Sinks:
               call: Optional[ast.Call] = None, inner: Optional[ast.AST] = None) -> None:
         if taint.param is not None:
             if self.function is not None:
-                self.summary.uses.setdefault(kind, {}).setdefault(taint.param, inner or node)
+                recorded = THROUGH_PARAMETERS.get(kind, kind) if taint.of_module else kind
+                self.summary.uses.setdefault(recorded, {}).setdefault(taint.param, inner or node)
             return
         if taint.kind is Kind.UNKNOWN:
             return
+        kind = REPORTED_AS.get(kind, kind)
         # a module is reported at its construction: one event per module trained here
         key = (kind, id(node), id(taint.origin)) if kind == "train_module" else (kind, id(node))
         self.events.setdefault(key, FlowEvent(kind, node, subject, taint, call, inner))

@@ -7,12 +7,16 @@ Followed: a `@contextlib.contextmanager` function whose `yield` sits inside
 `with torch.inference_mode():`, and a class whose `__enter__` enters a guard itself
 (`torch.inference_mode().__enter__()`) or one it keeps (`self.guard = torch.inference_mode()`
 in any method, `self.guard.__enter__()` in `__enter__`), used as `with name(...):` or
-`with obj.name(...):`. Not followed: guards entered through other modules, `ExitStack`,
-or a guard object made in one place and used in `with` elsewhere.
+`with obj.name(...):`. Also torch's own guard with a mode the function reads from its
+parameters (`inference_mode(config.get("inference_mode", True))`), when every call of the
+function by name in this module turns it on. Not followed: guards entered through other
+modules, `ExitStack`, a guard object made in one place and used in `with` elsewhere, or a
+mode its callers compute.
 """
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Dict, Iterator, List, Optional
 
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, qualified_name
@@ -92,7 +96,99 @@ def _called_name(expression: ast.AST) -> Optional[str]:
     return func.attr if isinstance(func, ast.Attribute) else None
 
 
+def caller_mode_regions(outline: Outline) -> List[ScreenRegion]:
+    """A region for every `with torch.inference_mode(<mode>):` whose mode the function reads
+    from its parameters (`inference_mode(config.get("inference_mode", True))`) and every
+    call of the function in this module turns on (passes True, a dict display whose key is
+    True, or leaves a default that is): the mode the callers give is the guard's."""
+    regions = []
+    for region in outline.regions:
+        guard = region.guard
+        if (guard.kind != "inference_mode" or guard.inference is not None or region.is_decorator
+                or region.function is None or not isinstance(guard.node, ast.Call)):
+            continue
+        argument = _mode_expression(guard.node)
+        if argument is not None and _mode_from_callers(outline, argument, region.function):
+            regions.append(ScreenRegion(replace(guard, inference=True), region.owner, region.function))
+    return regions
+
+
+def _mode_expression(call: ast.Call) -> Optional[ast.AST]:
+    positional = [argument for argument in call.args if not isinstance(argument, ast.Starred)]
+    if positional:
+        return positional[0]
+    return next((item.value for item in call.keywords if item.arg == "mode"), None)
+
+
+def _mode_from_callers(outline: Outline, expression: ast.AST, function: ast.AST) -> bool:
+    """Whether every call of `function` by its name in this module (one at least) makes
+    `expression`, read with the call's arguments for the parameters, literally True."""
+    params = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
+    defaults = dict(zip(reversed(params), reversed(function.args.defaults)))
+    calls = [node for node in ast.walk(outline.module) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Name) and node.func.id == function.name]
+    if not calls or not any(isinstance(node, ast.Name) and node.id in params for node in ast.walk(expression)):
+        return False
+    for call in calls:
+        if any(isinstance(argument, ast.Starred) for argument in call.args) or any(
+                item.arg is None for item in call.keywords):
+            return False
+        bound = dict(defaults)
+        bound.update(zip(params, call.args))
+        bound.update((item.arg, item.value) for item in call.keywords)
+        if _literal_mode(expression, bound) is not True:
+            return False
+    return True
+
+
+def _literal_mode(expression: ast.AST, bound: Dict[str, ast.AST]) -> Optional[bool]:
+    """The bool `expression` evaluates to with `bound` for the parameters, when the code says:
+    a literal, a parameter, `not`, a dict display read by `d["k"]` or `d.get("k", default)`."""
+    if isinstance(expression, ast.Constant) and isinstance(expression.value, bool):
+        return expression.value
+    if isinstance(expression, ast.Name):
+        value = bound.get(expression.id)
+        return None if value is None or isinstance(value, ast.Name) else _literal_mode(value, {})
+    if isinstance(expression, ast.UnaryOp) and isinstance(expression.op, ast.Not):
+        value = _literal_mode(expression.operand, bound)
+        return None if value is None else not value
+    read = _dict_read(expression)
+    if read is not None:
+        container, key, default = read
+        display = bound.get(container.id) if isinstance(container, ast.Name) else None
+        if not isinstance(display, ast.Dict):
+            return None
+        for item_key, item_value in zip(display.keys, display.values):
+            if item_key is None:
+                return None  # `{**other}`: the key may come from there
+            if isinstance(item_key, ast.Constant) and item_key.value == key:
+                return _literal_mode(item_value, {})
+        return None if default is None else _literal_mode(default, bound)
+    return None
+
+
+def _dict_read(expression: ast.AST):
+    """`d["k"]` -> (d, "k", None); `d.get("k", default)` -> (d, "k", default); else None."""
+    if isinstance(expression, ast.Subscript) and isinstance(expression.slice, ast.Constant):
+        return expression.value, expression.slice.value, None
+    if (isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute)
+            and expression.func.attr == "get" and 1 <= len(expression.args) <= 2
+            and isinstance(expression.args[0], ast.Constant) and not expression.keywords):
+        default = expression.args[1] if len(expression.args) == 2 else ast.Constant(None)
+        return expression.func.value, expression.args[0].value, default
+    return None
+
+
+def module_guard_regions(outline: Outline) -> List[ScreenRegion]:
+    """The inference regions the module's own code turns on: its guards, and torch's guard
+    with a mode its callers give."""
+    found = outline.__dict__.get("_module_guard_regions")
+    if found is None:
+        found = outline.__dict__["_module_guard_regions"] = user_guard_regions(outline) + caller_mode_regions(outline)
+    return found
+
+
 def enters_inference_mode(outline: Outline) -> bool:
     """The screen of GL201-GL204: some region surely turns inference mode on, a `with` on
-    torch's guard or on one of the module's own."""
-    return outline.enters_inference_mode or bool(user_guard_regions(outline))
+    torch's guard or on one of the module's own, or torch's guard with the callers' mode."""
+    return outline.enters_inference_mode or bool(module_guard_regions(outline))

@@ -43,6 +43,9 @@ class Taint:
     returned: Optional["Taint"] = None  # with via_call: the value as the callee made it (for reports)
     param: Optional[str] = None  # seeded for a function summary: this parameter
     position: Optional[int] = None  # an element unpacked from a tuple or list, at this index
+    # with param: a tensor of the parameter's module (`for p in model.parameters()`), so what
+    # the function does to it, it does to a module passed in (`values.THROUGH_PARAMETERS`)
+    of_module: bool = False
 
     @property
     def mutable_tensor(self) -> bool:
@@ -79,6 +82,12 @@ def collapse(shape: Shape) -> Optional[Taint]:
 def element_of(taint: Taint) -> Taint:
     """An element of a tracked value: a view of a tensor, an item of a container."""
     return taint.as_kind(Kind.TENSOR) if taint.kind is Kind.CONTAINER else taint
+
+
+# What a function does to the tensors of a module passed in (`of_module`), as its summary
+# records it: the caller's module, not a tensor, is what it applies to.
+THROUGH_PARAMETERS = {"requires_grad": "requires_grad_of_module", "mutate": "mutate_of_module"}
+REPORTED_AS = {recorded: kind for kind, recorded in THROUGH_PARAMETERS.items()}
 
 
 @dataclass(frozen=True)

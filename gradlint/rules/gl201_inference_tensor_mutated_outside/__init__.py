@@ -125,10 +125,11 @@ class InferenceTensorMutatedOutside(Rule):
       `setattr`/read with `getattr`, or passed through a global set in another function is
       lost; so is one returned through a chain of two or more plain wrapper functions. A
       guard held in a variable (`ctx = torch.inference_mode()`, then `with ctx:`) or with a
-      mode only known at run time (`inference_mode(mode)`) is not read as a region. A call
-      on an object (`self.backend.run(q)`, `model(x)` into its class's `forward`) is followed
-      when the assignments of this module show the object's class; one bound through a
-      function's return, `getattr` or another module is not.
+      mode only known at run time (`inference_mode(mode)`, unless every call of the
+      function passes a literal True for it, as a value or in a dict display) is not read
+      as a region. A call on an object (`self.backend.run(q)`, `model(x)` into its class's
+      `forward`) is followed when the assignments of this module show the object's class;
+      one bound through a function's return, `getattr` or another module is not.
     - C++: one function, read in text order. A value returned by a function that holds the
       guard, one that escapes through a container filled inside the scope, and an update
       earlier in a loop body (the next iteration) are not seen; a `.clone()` in one branch of
