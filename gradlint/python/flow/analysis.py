@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.python.flow.caches import LazyCaches
+from gradlint.python.flow.conversions import ModuleConversions
 from gradlint.python.flow.callbacks import callback_parameters
 from gradlint.python.flow.expressions import ValueRules
 from gradlint.python.flow.sinks import Sinks
@@ -293,7 +294,7 @@ class InferenceFlow:
                 caches.update(self._cache_effects.get(id(function), {}))
             self.cache_taints = caches
             self.summaries = summaries
-            self.has_parameter_stores = any(summary.stores for summary in summaries.values())
+            self.has_parameter_stores = any(summary.stores or summary.converts for summary in summaries.values())
             self.attribute_taints = attributes
             self.called_attributes = self._called_attributes()
             self.events = list(events.values())
@@ -399,7 +400,7 @@ class _ScopeResult:
     caches: State  # what it leaves in the module's dicts and lists
 
 
-class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules):
+class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules, ModuleConversions):
     """One function (or the module's top level), walked in statement order."""
 
     def __init__(self, flow: InferenceFlow, function: Optional[FunctionNode], klass: Optional[str],

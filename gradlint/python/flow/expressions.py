@@ -184,7 +184,7 @@ class ValueRules:
         if receiver is not None and receiver.kind is Kind.MODULE:
             if method == "state_dict":
                 return replace(receiver, kind=Kind.CONTAINER, origin=call)
-            if method in torch_api.MODULE_SELF_METHODS:
+            if method in torch_api.MODULE_SELF_METHODS or method in torch_api.MODULE_CONVERSIONS:
                 return receiver
             return self.new(call, certain=False) if self.in_inference else None
         if receiver is not None and receiver.kind is Kind.CONTAINER:

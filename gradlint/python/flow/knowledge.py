@@ -140,6 +140,17 @@ MODULE_SELF_METHODS = _table({
     "§1b: `to`, `train`, `eval`, `requires_grad_` return the module, parameters unchanged": (
         "to", "cpu", "float", "train", "eval", "requires_grad_"),
 })
+# Module conversions that replace every parameter with a converted copy (`conversions`).
+MODULE_CONVERSIONS = _table({
+    "§1b: `lin.half()` (`bfloat16()`, `double()`) under the mode makes its parameters inference tensors": (
+        "half", "bfloat16", "double"),
+})
+CONVERTING_DTYPES = _table({
+    "§1b: `lin.to(torch.float16)` under the mode makes its parameters inference tensors": (
+        "float16", "half", "bfloat16", "float64", "double"),
+}, prefix="torch.")
+CONVERSION_METHODS = _table({"§1b: converting again outside the mode makes normal copies": (
+    "half", "bfloat16", "double", "float", "to")})
 # Module methods that train its parameters: a sink for a module built under the mode.
 MODULE_TRAINING_METHODS = _table({
     "§1b: training a module built under the mode loses weight gradients or raises": (

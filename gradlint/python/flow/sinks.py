@@ -41,6 +41,7 @@ class Sinks:
         if not facts.operations or (facts.names.isdisjoint({key.partition(".")[0] for key in state})
                                     and not any(self._returns_tracked(node) for node in facts.operations)):
             return
+        self.converted_back(facts.operations, state)
         for node in facts.operations:
             if isinstance(node, ast.Call):
                 self._call_operation(node, state)

@@ -2,9 +2,9 @@
 
 Mixed into `analysis.Scope`. A block is walked in order; a branch walks each arm from
 the same state and joins them; a loop body is walked until the state it leaves behind
-stops growing (at most `MAX_LOOP_ROUNDS` rounds: the state can only gain names, so this
-is a fixpoint unless a loop rebinds names in a longer chain than that, and then the
-names of the last round are kept).
+stops changing (the names, what each holds and where it was made), at most
+`MAX_LOOP_ROUNDS` rounds: a loop that rebinds names in a longer chain than that keeps
+what the last round left.
 """
 from __future__ import annotations
 
@@ -40,6 +40,11 @@ def inference_checked(test: ast.AST):
     return found, negated
 
 
+def _signature(state: State):
+    """What a loop round changes: the names tracked, what each holds and where it was made."""
+    return {key: (taint.kind, id(taint.origin)) for key, taint in state.items()}
+
+
 class StatementTransfer:
     def block(self, statements: Sequence[ast.stmt], state: State) -> State:
         for statement in statements:
@@ -62,6 +67,8 @@ class StatementTransfer:
             return state
         if isinstance(statement, ast.Expr):
             self.scan(statement.value, state)
+            if self.in_inference:
+                self.converted_modules(statement, state)
             self.stored_by_calls(statement.value, state)
             registered = registered_buffer(statement.value)
             if registered is not None:  # `self.register_buffer("cos", t)` binds `self.cos`
@@ -109,6 +116,8 @@ class StatementTransfer:
             if not isinstance(call, ast.Call):
                 continue
             summary = self.callee_summary(call)
+            if summary is not None and summary.converts:
+                self.converted_by_calls(call, summary, state)
             if summary is None or not summary.stores:
                 continue
             params = self.flow.call_parameters(call, self.callee(call))
@@ -136,7 +145,7 @@ class StatementTransfer:
             else:
                 self.scan(statement.test, inner)
             grown = join(self.block(statement.body, inner), state)
-            if grown.keys() == state.keys():
+            if _signature(grown) == _signature(state):
                 state = grown
                 break
             state = grown

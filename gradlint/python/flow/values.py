@@ -114,6 +114,9 @@ class Summary:
     # parameter -> attribute path -> the tracked value the function leaves stored there
     # (`model.lm_head = new_head`: the caller's module now holds it)
     stores: Dict[str, Dict[str, Taint]] = field(default_factory=dict)
+    # parameter -> the conversion under the mode that made its module's parameters inference
+    # tensors (`model.half()` in a decorated validator: `conversions`)
+    converts: Dict[str, Taint] = field(default_factory=dict)
 
     def key(self) -> Tuple:
         """What callers see of the summary: the fixpoint ends when no key changes."""
@@ -123,4 +126,4 @@ class Summary:
         stored = tuple(sorted((param, tuple(sorted((path, taint.kind) for path, taint in paths.items())))
                               for param, paths in self.stores.items()))
         return (returned, positions, tuple(sorted((kind, tuple(sorted(params))) for kind, params in self.uses.items())),
-                stored)
+                stored, tuple(sorted(self.converts)))

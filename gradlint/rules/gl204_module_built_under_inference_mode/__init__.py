@@ -20,7 +20,10 @@ class ModuleBuiltUnderInferenceMode(Rule):
     parameters (`.parameters()`, `.named_parameters()`, as when building an optimizer), or
     called in code that runs `.backward()`. The module is followed through names, `self.`
     attributes and same-module calls; as in C++, the finding points at the construction (what
-    has to move) and names the first training use.
+    has to move) and names the first training use. A module converted to another dtype under
+    the mode (`model.half()`, `model.to(torch.bfloat16)`, also in a function it is passed to)
+    counts as built there, and is reported at the conversion; converting it again outside the
+    mode (`model.float()`) ends it.
 
     ## Why is this bad?
     Parameters made under inference mode are inference tensors that still require grad
