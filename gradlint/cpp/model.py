@@ -136,12 +136,19 @@ class CppFile:
     def inference_mode_guards_around(self, offset: int) -> List[recognisers.GuardDecl]:
         """The `InferenceMode` guards that turn it on, declared in a scope that holds
         `offset` (anywhere in that scope: before or after `offset`)."""
-        return [guard for guard in self._inference_mode_guards if guard.scope.open < offset < guard.scope.close]
+        return [guard for guard in self.enabled_inference_guards if guard.scope.open < offset < guard.scope.close]
 
     @cached_property
-    def _inference_mode_guards(self) -> List[recognisers.GuardDecl]:
+    def enabled_inference_guards(self) -> List[recognisers.GuardDecl]:
+        """The `InferenceMode` guards that turn it on (named or `auto`)."""
         return [guard for guard in self.guards
                 if guard.guard == "InferenceMode" and guard.form in ("named", "auto") and guard.turns_autograd_off]
+
+    @cached_property
+    def disabled_inference_guards(self) -> List[recognisers.GuardDecl]:
+        """`InferenceMode(false)` guards: normal mode again in their scope."""
+        return [guard for guard in self.guards
+                if guard.guard == "InferenceMode" and guard.form in ("named", "auto") and not guard.turns_autograd_off]
 
     @cached_property
     def inference_regions(self) -> List[Region]:
@@ -149,6 +156,30 @@ class CppFile:
         from gradlint.cpp.dataflow import inference_regions
 
         return inference_regions(self)
+
+    @cached_property
+    def guard_regions(self) -> List[Region]:
+        """The regions after the guards, and the code under them and under the
+        `InferenceMode(false)` guards nested in them."""
+        from gradlint.cpp.dataflow import inside_regions
+
+        return self.inference_regions + inside_regions(self)
+
+    @cached_property
+    def inference_returning(self) -> Dict[str, recognisers.GuardDecl]:
+        """Function name -> the guard under which it makes the tensor it returns (a summary
+        of each function of the file that returns an inference tensor)."""
+        from gradlint.cpp.dataflow import inference_returning
+
+        return inference_returning(self)
+
+    @cached_property
+    def flow_regions(self) -> List[Region]:
+        """Every region GL201-GL203 follow: the guard regions, and the code after calls of
+        functions that return an inference tensor."""
+        from gradlint.cpp.dataflow import call_regions
+
+        return self.guard_regions + call_regions(self)
 
     @cached_property
     def words_outside_functions(self) -> FrozenSet[str]:

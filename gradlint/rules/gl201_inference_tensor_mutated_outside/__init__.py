@@ -47,7 +47,11 @@ class InferenceTensorMutatedOutside(Rule):
     `v.xxx_(...)` call (`add_`, `copy_`, `index_put_`, `resize_`, ...), `v += ...` and the
     other compound assignments, `v[i] = ...`, `at::xxx_out(v, ...)`. Views (`v.view(...)`,
     `v[0]`, `v.select(...)`) carry the taint; `.clone()` and rebinding clear it;
-    `v.detach()` is not followed (its writes do not raise, §7a).
+    `v.detach()` is not followed (its writes do not raise, §7a). The same for a tensor made
+    under the guard and updated under a nested `c10::InferenceMode(false)` (normal mode
+    again, §7c; tensors made there are normal), and for a variable bound to the result of a
+    function of the file that returns a tensor made under its own `InferenceMode`
+    (`auto f = embed(x);`, then `f.div_(...)`).
 
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §1): every one of these updates raises

@@ -6,7 +6,7 @@ import functools
 import re
 from typing import Iterator
 
-from gradlint.cpp.dataflow import VIEW_CHAIN, holds_inference_tensor, inference_places, tainted_uses
+from gradlint.cpp.dataflow import OUTSIDE, VIEW_CHAIN, holds_inference_tensor, inference_places, tainted_uses
 from gradlint.diagnostics import Diagnostic
 
 
@@ -25,8 +25,10 @@ def _mutation(name: str) -> "re.Pattern[str]":
 def check(file) -> Iterator[Diagnostic]:
     for region, step, name, match in tainted_uses(file, _mutation):
         what = f"`.{match.group('method')}(...)`" if match.group("method") else "this update"
+        # A clone made in normal mode is a normal tensor; one made under the guard is not.
+        where = "inside" if region.mode == OUTSIDE and not region.via else "first"
         yield Diagnostic(
             match.start(), match.end(),
-            f"{holds_inference_tensor(file, region, step, name)}: {what} here throws; clone it inside",
+            f"{holds_inference_tensor(file, region, step, name)}: {what} here throws; clone it {where}",
             related=inference_places(file, region, step, name),
         )

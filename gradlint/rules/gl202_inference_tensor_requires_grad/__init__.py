@@ -9,9 +9,11 @@ class InferenceTensorRequiresGrad(Rule):
     inference mode has ended.
 
     In C++: a variable assigned inside a scope that holds an enabled `c10::InferenceMode`
-    guard, then `v.requires_grad_()` or `v.set_requires_grad(true)` after the scope closes
-    in the same function. Views of it (`v.view(...)`, `v[0]`, `v.select(...)`) carry the
-    taint; `.clone()` and rebinding clear it.
+    guard, then `v.requires_grad_()`, `v.set_requires_grad(true)` or
+    `register_parameter(name, v)` after the scope closes in the same function, under a nested
+    `InferenceMode(false)`, or after `v` was bound to the result of a function of the file
+    that returns a tensor made under its own `InferenceMode`. Views of it (`v.view(...)`,
+    `v[0]`, `v.select(...)`) carry the taint; `.clone()` and rebinding clear it.
 
     In Python: `x.requires_grad_()`, `x.requires_grad = True`, `nn.Parameter(x)` and
     `module.load_state_dict(state, assign=True)` where `x` or `state` was made inside

@@ -1,5 +1,6 @@
-"""GL202, C++ side: `requires_grad_()` / `set_requires_grad(true)` on a variable
-assigned under `c10::InferenceMode`, after the guard's scope (torch-semantics §7a: E_RG)."""
+"""GL202, C++ side: `requires_grad_()` / `set_requires_grad(true)` / `register_parameter`
+on a variable assigned under `c10::InferenceMode`, after the guard's scope (torch-semantics
+§7a: E_RG)."""
 from __future__ import annotations
 
 import functools
@@ -15,6 +16,9 @@ def _requires_grad(name: str) -> "re.Pattern[str]":
     return re.compile(
         r"(?<![\w.>:])" + re.escape(name) + r"\b" + VIEW_CHAIN +
         r"\s*\.\s*(?:requires_grad_\s*\(\s*(?:true\s*)?\)|set_requires_grad\s*\(\s*true\s*\))"
+        # `register_parameter(name, t)` sets requires_grad unless told `false`
+        r"|\bregister_parameter\s*\(\s*[^,;()]*,\s*" + re.escape(name) + r"\b" + VIEW_CHAIN
+        + r"\s*(?:\)|,\s*(?:true\s*)?\))"
     )
 
 

@@ -13,6 +13,10 @@ class InferenceTensorSavedForBackward(Rule):
     `ctx->save_for_backward(...)`, multiplied (`*`, `matmul`, `mm`, `bmm`, `mul`, ...) with
     a variable known to require grad, or fed to a `torch::nn` module's `forward` while no
     grad-disabling guard is alive. Views carry the taint; `.clone()` and rebinding clear it.
+    Also a tensor made under the guard and saved by `ctx->save_for_backward(...)` while the
+    guard is alive (a Function's forward under `InferenceMode`: `apply` throws, §8), and a
+    variable bound to the result of a function of the file that returns a tensor made under
+    its own `InferenceMode` (modules declared together, `Linear a(6, 3), b(3, 2);`, count).
 
     In Python: such a value passed to `ctx.save_for_backward(...)`, or used in code that
     trains (it calls `.backward()` or an optimizer's `.step()`) as an operand that an op

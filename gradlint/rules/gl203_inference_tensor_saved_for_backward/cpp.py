@@ -7,7 +7,7 @@ import re
 from typing import Iterator, Set
 
 from gradlint.cpp.dataflow import (
-    VIEW_CHAIN, holds_inference_tensor, inference_places, module_names, requires_grad_names, steps_after,
+    INSIDE, VIEW_CHAIN, holds_inference_tensor, inference_places, module_names, requires_grad_names, steps_after,
 )
 from gradlint.diagnostics import Diagnostic
 
@@ -18,23 +18,26 @@ _SAVING_METHOD = r"\s*\.\s*(?:matmul|mm|bmm|mul|mv|dot)\s*\(\s*(?P<other>[A-Za-z
 
 def check(file) -> Iterator[Diagnostic]:
     seen: Set[int] = set()
-    for region in file.inference_regions:
+    for region in file.flow_regions:
         needs_grad = requires_grad_names(file.code, region.function)
         modules = module_names(file.code, region.function) - set(region.assigned)
         for step in steps_after(file.code, region):
             for name in step.tainted:
-                use = _saving_use(file, step, name, needs_grad, modules)
+                use = _saving_use(file, step, name, needs_grad, modules, region.mode == INSIDE)
                 if use is not None and use not in seen:
                     seen.add(use)
                     yield Diagnostic(
                         use, use + len(name),
                         f"{holds_inference_tensor(file, region, step, name)}: saving it "
-                        f"for backward throws; clone it",
+                        f"for backward throws; "
+                        + ("make it outside the guard" if region.mode == INSIDE else "clone it"),
                         related=inference_places(file, region, step, name),
                     )
 
 
-def _saving_use(file, step, name: str, needs_grad: Set[str], modules: Set[str]):
+def _saving_use(file, step, name: str, needs_grad: Set[str], modules: Set[str], inside: bool = False):
+    """Where the statement saves `name` for backward; `inside` the guard only
+    `save_for_backward` does (autograd records nothing there)."""
     word = re.compile(r"(?<![\w.>:])" + re.escape(name) + r"\b")
     text = step.text
     mention = word.search(text)
@@ -42,7 +45,7 @@ def _saving_use(file, step, name: str, needs_grad: Set[str], modules: Set[str]):
         return None
     if _SAVE.search(text):
         return step.start + mention.start()
-    if file.grad_disabled_at(step.start):
+    if inside or file.grad_disabled_at(step.start):
         return None
     other_words = set(re.findall(r"[A-Za-z_]\w*", text)) - {name}
     grad_partner = needs_grad & other_words
