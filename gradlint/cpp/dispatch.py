@@ -91,6 +91,15 @@ class Reach:
     why: str  # registered, dispatcher, local, undeclared, op, method, operator
     registration: Optional[Registration] = None
     through: str = ""  # for `local`: the callee's own reason
+    through_why: str = ""  # for `local`: the kind of the callee's own reason
+
+    @property
+    def may_come_back(self) -> bool:
+        """Can the call come back to an Autograd kernel of this program (its own op, a
+        wrapper through the dispatcher, a function defined elsewhere), not only to ATen's?
+        Plain `at::` ops, tensor methods and operators go to ATen's kernels."""
+        why = self.through_why if self.why == "local" else self.why
+        return why in ("registered", "dispatcher", "undeclared")
 
 
 _STRENGTH = ("registered", "dispatcher", "local", "undeclared", "op", "method", "operator")
@@ -194,7 +203,8 @@ class DispatchModel:
                     registration = self.registered_at_autograd(op.rpartition("::")[2])
                     if registration is not None:
                         return Reach(name, offset, "registered", registration)
-                return Reach(name, offset, "local", through=_describe(inner))
+                return Reach(name, offset, "local", through=_describe(inner),
+                             through_why=inner.through_why if inner.why == "local" else inner.why)
         return None
 
     def strongest_in(self, start: int, end: int) -> Optional[Reach]:

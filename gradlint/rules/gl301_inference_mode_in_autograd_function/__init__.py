@@ -66,9 +66,14 @@ class InferenceModeInAutogradFunction(Rule):
       // backward ...
     };
     ```
-    A kernel that redispatches to an operator (through `c10::Dispatcher`) keeps a guard,
-    `at::AutoDispatchBelowADInplaceOrView`, the one upstream kernels use (§8: correct
-    gradient).
+    A kernel where a call under the guard may come back to an Autograd kernel of the
+    program keeps a guard, `at::AutoDispatchBelowADInplaceOrView`, the one upstream kernels
+    use (§8: correct gradient): a call through `c10::Dispatcher`, an op this file registers
+    (by name, with its key: the message names the registration), a local wrapper that does
+    either, or a function declared but defined elsewhere (the op's public wrapper, say).
+    Without a guard such a call re-enters the Autograd kernel until the stack overflows
+    (§8b). Plain `at::` ops, tensor methods and operators go to ATen's kernels: there the
+    guard is removed.
 
     ```python
     import torch
@@ -83,7 +88,7 @@ class InferenceModeInAutogradFunction(Rule):
     ```
 
     ## Fix safety
-    When the body redispatches, the guard is replaced with
+    When a call under the guard may come back (above), the guard is replaced with
     `at::AutoDispatchBelowADInplaceOrView` (and its header included when no umbrella
     header is); this is safe unless the guarded code updates a tensor in place: that guard
     skips version-counter bumps, which can turn a detected error into a silently wrong

@@ -21,7 +21,11 @@ def check(file) -> Iterator[Diagnostic]:
             continue
         where = (decl.type_start, decl.type_end)
         effect = "makes inference outputs"
-        if file.redispatches(function):
+        # Removing the guard is right only when nothing under it can come back to an
+        # Autograd kernel of this program: otherwise the call recurses (torch-semantics §8b).
+        back = next((reach for reach in file.dispatch.reaches(decl.statement_end, decl.scope.close)
+                     if reach.may_come_back), None)
+        if back is not None or file.redispatches(function):
             edits = [Edit(decl.statement_start, decl.statement_end, f"{_KERNEL_GUARD} {decl.name};")]
             include = file.include_for(_KERNEL_GUARD)
             if include is not None:
@@ -29,8 +33,7 @@ def check(file) -> Iterator[Diagnostic]:
             safety = Safety.UNSAFE if has_in_place(file.code, decl.statement_end, decl.scope.close) else Safety.SAFE
             yield Diagnostic(
                 *where,
-                f"`InferenceMode` in `{method}` {effect}; it redispatches: "
-                f"use `{_KERNEL_GUARD}`",
+                f"`InferenceMode` in `{method}`: {_comes_back(file, back)}; use `{_KERNEL_GUARD}`",
                 Fix(tuple(sorted(edits, key=lambda edit: edit.start)), safety, f"Replace with `{_KERNEL_GUARD}`"),
             )
         else:
@@ -41,3 +44,15 @@ def check(file) -> Iterator[Diagnostic]:
                 Fix((delete_statement(file.text, decl.statement_start, decl.statement_end),), Safety.UNSAFE,
                     "Remove the guard"),
             )
+
+
+def _comes_back(file, reach) -> str:
+    """Why the call under the guard may come back to this program's Autograd kernel."""
+    if reach is None or reach.why == "dispatcher":
+        return "it redispatches"
+    if reach.why == "registered" and reach.registration is not None:
+        return f"`{reach.call}()` is registered at `{reach.registration.key or 'its schema'}` " \
+               f"(line {file.line_of(reach.registration.offset)})"
+    if reach.why == "undeclared":
+        return f"`{reach.call}()`, defined elsewhere, may redispatch"
+    return f"`{reach.call}()` redispatches"
