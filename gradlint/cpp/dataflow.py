@@ -25,7 +25,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from gradlint.cpp.recognisers import GuardDecl
 from gradlint.diagnostics import Related
-from gradlint.cpp.scopes import Scope
+from gradlint.cpp.scopes import Scope, matching_close
 
 _ASSIGNED = re.compile(r"(?<![\w.>:])(?P<name>[A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*=(?!=)")
 _BEFORE_PLAIN_ASSIGNMENT = re.compile(r"(?:^|[;{}(),]|\belse|\breturn|\bdo)\s*$")
@@ -245,18 +245,6 @@ _BOUND_TO = re.compile(
     r"\s*=\s*(?:[A-Za-z_]\w*\s*(?:\.|->|::)\s*)*$")
 
 
-def _closing_paren(code: str, open_at: int, end: int) -> Optional[int]:
-    depth = 0
-    for index in range(open_at, end):
-        if code[index] == "(":
-            depth += 1
-        elif code[index] == ")":
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
-
-
 def call_regions(file) -> List[Region]:
     """The code after each call of a function that returns an inference tensor, with the
     variable bound to its result (read, with the guard regions, as `CppFile.flow_regions`)."""
@@ -278,7 +266,7 @@ def call_regions(file) -> List[Region]:
         if bound is None or bound.end() != match.start():
             continue
         statement_end = next(statements(code, match.start(), caller.close))[1]
-        call_end = _closing_paren(code, match.end() - 1, statement_end)
+        call_end = matching_close(code, match.end() - 1, end=statement_end)
         if call_end is None or re.fullmatch(VIEW_CHAIN + r"\s*;", code[call_end + 1:statement_end]) is None:
             continue  # `embed(x).clone()`: the variable holds what the chain made of the result
         guard = summaries[match.group("callee")]

@@ -366,7 +366,7 @@ def _classify(scope: Scope) -> None:
         return
     full_name = re.sub(r"\s+", "", name_match.group("name"))
     if full_name in REGISTRATION_MACROS:
-        close_paren = _matching_close(body, open_paren)
+        close_paren = matching_close(body, open_paren)
         scope.kind, scope.name = "registration", full_name
         scope.arguments = body[open_paren + 1:close_paren if close_paren is not None else len(body)]
         return
@@ -382,7 +382,7 @@ def _classify(scope: Scope) -> None:
 
 
 def _skip_template(text: str) -> str:
-    close = _matching_close(text, text.index("<"), "<", ">")
+    close = matching_close(text, text.index("<"), "<", ">")
     return "" if close is None else text[close + 1:].lstrip()
 
 
@@ -442,9 +442,11 @@ def _matching_open(text: str, close: int) -> Optional[int]:
     return None
 
 
-def _matching_close(text: str, opening: int, opener: str = "(", closer: str = ")") -> Optional[int]:
+def matching_close(text: str, opening: int, opener: str = "(", closer: str = ")",
+                   end: Optional[int] = None) -> Optional[int]:
+    """The offset of the `closer` that balances the `opener` at `opening` (before `end`)."""
     depth = 0
-    for index in range(opening, len(text)):
+    for index in range(opening, len(text) if end is None else end):
         char = text[index]
         if char == opener:
             depth += 1

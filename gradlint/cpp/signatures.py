@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from gradlint.cpp.scopes import OBJC_METHOD, Scope
+from gradlint.cpp.scopes import OBJC_METHOD, Scope, matching_close
 
 _OBJC_PARAMETER = re.compile(r":\s*\((?P<type>[^()]*)\)\s*(?P<name>\w+)")
 # What may stand before a function's return type in its header.
@@ -40,7 +40,7 @@ def signature_of(function: Scope) -> Optional[Signature]:
         return Signature(function.name, objc.group("type"), parameters)
     text = header[_PREFIX.match(header).end():]
     paren = _first_top_level_paren(text)
-    closing = _matching_paren(text, paren) if paren is not None else None
+    closing = matching_close(text, paren) if paren is not None else None
     if closing is None:
         return None
     name = re.search(r"((?:~?\w+\s*::\s*)*(?:operator\s*\S+?|~?\w+))\s*$", text[:paren])
@@ -67,17 +67,6 @@ def _first_top_level_paren(text: str) -> Optional[int]:
             return position
     return None
 
-
-def _matching_paren(text: str, open_: int) -> Optional[int]:
-    depth = 0
-    for position in range(open_, len(text)):
-        if text[position] == "(":
-            depth += 1
-        elif text[position] == ")":
-            depth -= 1
-            if depth == 0:
-                return position
-    return None
 
 
 def split_top_level(text: str) -> list:
