@@ -126,7 +126,7 @@ def is_gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
             return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # reaped between the open and the read
         return True
 
 
