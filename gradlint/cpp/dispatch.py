@@ -126,7 +126,8 @@ class DispatchModel:
             if scope.kind in ("function", "method") and scope.name:
                 self.definitions.setdefault(scope.name, []).append(scope)
         self._summaries: Dict[int, Optional[Reach]] = {}
-        self._index: Optional[Tuple[List[int], List[Reach], List[List[int]]]] = None
+        self._index: Optional[Tuple[List[int], List[Reach], List[Tuple[int, int]]]] = None
+        self._best_before: Dict[int, List[int]] = {}  # range end (as an index) -> suffix bests
 
     def _read_registration(self, scope: Scope) -> None:
         arguments = _LIBRARY_ARGUMENTS.match(scope.arguments or "")
@@ -209,18 +210,20 @@ class DispatchModel:
 
     def strongest_in(self, start: int, end: int) -> Optional[Reach]:
         """The strongest call in code[start:end] that may reach the dispatcher: a range
-        query on the file's calls, classified once (so many guards in one scope cost one
-        scan of it, not one each)."""
+        query on the file's calls, classified once. The bests of the ranges that end at
+        one place (the guards of one scope all end at its close) are one list, extended
+        backwards as far as the earliest start asked: each scope's calls are ranked once
+        however many guards it holds."""
         if self._index is None:
             every = sorted(self.reaches(0, len(self.code)), key=lambda reach: reach.offset)
-            self._index = ([reach.offset for reach in every], every, _sparse_table([_rank(r) for r in every]))
-        offsets, every, table = self._index
+            self._index = ([reach.offset for reach in every], every, [_rank(reach) for reach in every])
+        offsets, every, ranks = self._index
         low, high = bisect.bisect_left(offsets, start), bisect.bisect_left(offsets, end)
         if low >= high:
             return None
-        level = (high - low).bit_length() - 1
-        first, second = table[level][low], table[level][high - (1 << level)]
-        return every[min(first, second, key=lambda index: _rank(every[index]))]
+        best = self._best_before.setdefault(high, [])
+        extend_suffix_bests(best, ranks, high, high - low)
+        return every[best[high - low - 1]]
 
     def summary(self, function: Scope, exclude: Tuple[int, ...] = ()) -> Optional[Reach]:
         """The strongest reason `function`'s body may reach the dispatcher, or None."""
@@ -235,16 +238,14 @@ def _rank(reach: Reach) -> Tuple[int, int]:
     return (_STRENGTH.index(reach.why), reach.offset)
 
 
-def _sparse_table(ranks: List[Tuple[int, int]]) -> List[List[int]]:
-    """table[k][i]: the index of the best rank in ranks[i:i + 2**k]."""
-    table = [list(range(len(ranks)))]
-    width = 1
-    while width * 2 <= len(ranks):
-        previous = table[-1]
-        table.append([previous[i] if ranks[previous[i]] <= ranks[previous[i + width]] else previous[i + width]
-                      for i in range(len(ranks) - 2 * width + 1)])
-        width *= 2
-    return table
+def extend_suffix_bests(best: List[int], ranks: List[Tuple[int, int]], high: int, length: int) -> None:
+    """Grow `best` to `length` entries, best[j] being the index of the best rank in
+    ranks[high - 1 - j:high] (each entry computed once, from the one before it)."""
+    for index in range(high - 1 - len(best), high - 1 - length, -1):
+        if not best or ranks[index] < ranks[best[-1]]:
+            best.append(index)
+        else:
+            best.append(best[-1])
 
 
 def _describe(reach: Reach) -> str:

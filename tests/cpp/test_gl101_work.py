@@ -1,7 +1,8 @@
 """GL101 asks each question about a function or scope once, however many guards it holds
 (issue: 2,000 guards in one function took 39 s, the function rescanned per guard). The
-work is counted, not timed: the characters its scans of functions and scopes read grow
-linearly with the file, not with guards times function length.
+work is counted, not timed: the characters its scans of functions and scopes read, and
+the calls the dispatcher-reach index ranks, grow linearly with the file, not with guards
+times function length (nor with guards times their logarithm, as a sparse table did).
 bench/gl101_many_guards.py times the same layouts."""
 import importlib.util
 import os
@@ -46,6 +47,14 @@ def _scans(monkeypatch, text: str) -> Counter:
             return _original(*args, **kwargs)
 
         monkeypatch.setattr(owner, name, counting)
+    original_extend = dispatch.extend_suffix_bests
+
+    def counting_extend(best, ranks, high, length):
+        before = len(best)
+        original_extend(best, ranks, high, length)
+        counts["ranked calls"] += len(best) - before  # the range index's work
+
+    monkeypatch.setattr(dispatch, "extend_suffix_bests", counting_extend)
     findings = Linter(Settings(enabled=resolve_selection(["GL101"], [], []))).check_text(text, "kernel.cpp", CPP)
     monkeypatch.undo()
     counts["findings"] = len(findings)
