@@ -131,6 +131,31 @@ def missing_headers(text: str) -> List[str]:
             if not any(os.path.exists(os.path.join(folder, match.group(1)[1:-1])) for folder in search)]
 
 
+OBJC_SOURCES = (".mm",)
+
+
+def objc_compiler() -> Optional[str]:
+    """clang++, which checks Objective-C++ (g++ here has no Objective-C++ front end)."""
+    return shutil.which(os.environ.get("OBJCXX", "clang++"))
+
+
+def objc_problems(path: str, text: str, timeout: float = 900) -> List[str]:
+    """The errors clang reports checking an Objective-C++ program (`-fsyntax-only`, against
+    the torch headers and the support headers, which stand in for Foundation and the
+    LibTorch pod), or [] when it compiles. The program is not linked or run: that needs the
+    iOS SDK and a device."""
+    command = [objc_compiler() or "clang++", "-x", "objective-c++", "-std=c++17", "-fsyntax-only",
+               "-fobjc-runtime=ios-12.0", "-I", SUPPORT_HEADERS]
+    for folder in torch_include_dirs():
+        command += ["-isystem", folder]
+    source = f'#line 1 "{path}"\n{text}'
+    process = subprocess.run(command + ["-"], input=source, capture_output=True, text=True, timeout=timeout)
+    if process.returncode == 0:
+        return []
+    errors = [line.strip() for line in process.stderr.splitlines() if " error: " in line]
+    return errors or [process.stderr.strip()[-2000:] or f"clang++ exited with {process.returncode}"]
+
+
 def translation_unit(programs: Sequence[Program]) -> str:
     # header -> where it was first included, so that a missing header is blamed on a fixture
     includes: Dict[str, str] = {header: "" for header in ("<torch/extension.h>", "<cstdio>", "<iostream>")}

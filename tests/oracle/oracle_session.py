@@ -160,6 +160,8 @@ class OracleSession:
         self.entries: Dict[str, Dict[str, str]] = {}
         # entry -> why it was not compiled (a header this machine lacks, a PYBIND11_MODULE)
         self.not_compiled: Dict[str, str] = {}
+        # fixture id -> a future of {variant: clang's errors ([]: compiles)}, Objective-C++ only
+        self.objc_checks: Dict[str, Future] = {}
         self.started = time.monotonic()
         self.finished: Optional[float] = None
         self._cpp_ready = threading.Event()
@@ -176,6 +178,10 @@ class OracleSession:
                          and case.skip_reason is not None and case.fixture.code != SELF_TEST]
         threading.Thread(target=self._build_and_run_cpp, args=(cpp_cases, compiled_only),
                          daemon=True).start()
+        if oracle_cpp.objc_compiler() is not None:
+            for case in self.cases.values():
+                if case.fixture.path.endswith(oracle_cpp.OBJC_SOURCES) and case.fixture.code != SELF_TEST:
+                    self.objc_checks[case.fixture.id] = self.pool.submit(self._check_objc, case)
         for fixture_id, case in self.cases.items():
             if self._runnable(case, "python"):
                 self.futures[fixture_id] = self.pool.submit(self._run_python, case)
@@ -210,6 +216,19 @@ class OracleSession:
             else:
                 problems[variant] = None
         return problems
+
+    def objc_problems(self, fixture_id: str) -> Dict[str, List[str]]:
+        """variant (original, fixed) -> clang's errors ([]: it compiles) for an Objective-C++
+        fixture; waits for the check."""
+        return self.objc_checks[fixture_id].result()
+
+    def _check_objc(self, case: Case) -> Dict[str, List[str]]:
+        variants = {"original": (case.fixture.path, case.fixture.text)}
+        if case.fixed_text is not None:
+            path = oracle_cpp.write_source(os.path.join(self.build_dir, "fixed", _sanitized(case.fixture.id)),
+                                           case.fixed_text)
+            variants["fixed"] = (path, case.fixed_text)
+        return {variant: oracle_cpp.objc_problems(path, text) for variant, (path, text) in variants.items()}
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)

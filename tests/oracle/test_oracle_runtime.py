@@ -27,11 +27,22 @@ CPP_FIXTURES = [fixture for fixture in FIXTURES if fixture.id.startswith("cpp/")
 @pytest.mark.parametrize("fixture", CPP_FIXTURES, ids=[fixture.id for fixture in CPP_FIXTURES])
 def test_cpp_fixture_and_its_fix_compile(oracle_session, fixture):
     """Every C++ fixture, and gradlint's fix of it (its golden), compiles against the torch
-    headers in the oracle's one build, run by the oracle or not."""
+    headers in the oracle's one build, run by the oracle or not; an Objective-C++ one is
+    checked by clang (`-fsyntax-only`) against the same headers."""
+    from oracle_cpp import OBJC_SOURCES
     from oracle_session import CPP_SOURCES
 
-    if not fixture.path.endswith(CPP_SOURCES):
-        pytest.skip(f"{fixture.id}: not C++ that g++ compiles here (Objective-C++ needs the iOS SDK)")
+    if fixture.path.endswith(OBJC_SOURCES):
+        if fixture.id not in oracle_session.objc_checks:
+            pytest.skip(f"{fixture.id}: Objective-C++, and no clang++ here to check it (g++ has no "
+                        f"Objective-C++ front end on this machine)")
+        checked = oracle_session.objc_problems(fixture.id)
+        assert "original" in checked and ("fixed" in checked or fixture.golden is None), checked
+        errors = {variant: errors for variant, errors in checked.items() if errors}
+        assert not errors, f"{fixture.id}:\n" + "\n".join(
+            f"- {variant}: " + "\n  ".join(lines[:8]) for variant, lines in errors.items())
+        return
+    assert fixture.path.endswith(CPP_SOURCES), f"{fixture.id}: neither C++ nor Objective-C++"
     problems = oracle_session.compile_problems(fixture.id)
     assert "original" in problems, f"{fixture.id} was not put into the build"
     if fixture.golden is not None:
