@@ -11,13 +11,22 @@ other processes), each size after a full garbage collection (as a fresh run star
 sizes interleaved round by round so that a change of load hits both; the ratio of each
 round's best is shown as min / median / max over the rounds.
 
-    python bench/gl101_many_guards.py [--repeat N] [--rounds N]
+With --instructions (needs valgrind) it counts instead the machine instructions a check
+executes (cachegrind's I refs, in a child per size, less a child that only warms up): the
+same on a loaded machine as on an idle one.
+
+    python bench/gl101_many_guards.py [--repeat N] [--rounds N] [--instructions]
 """
 from __future__ import annotations
 
 import argparse
 import gc
+import os
+import re
+import shutil
 import statistics
+import subprocess
+import sys
 import time
 
 from gradlint.cpp.frontend import CPP
@@ -55,11 +64,39 @@ def best_time(linter: Linter, text: str, repeat: int) -> float:
     return best
 
 
+def instructions(layout: str, count: int) -> int:
+    """The instructions a child executes warming up, then checking `count` guards (0: none)."""
+    command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+               sys.executable, os.path.abspath(__file__), "--child", layout, str(count)]
+    report = subprocess.run(command, capture_output=True, text=True, check=True).stderr
+    return int(re.search(r"I\s+refs:\s+([\d,]+)", report).group(1).replace(",", ""))
+
+
+def _child(layout: str, count: int) -> None:
+    linter = Linter(Settings(enabled=resolve_selection(["GL101"], [], [])))
+    linter.check_text(many_guards(200, layout), "warmup.cpp", CPP)
+    if count:
+        linter.check_text(many_guards(count, layout), "kernel.cpp", CPP)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per size and round (the best counts)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--instructions", action="store_true", help="count instructions under valgrind")
+    parser.add_argument("--child", nargs=2, metavar=("LAYOUT", "COUNT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        return _child(args.child[0], int(args.child[1]))
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            parser.error("--instructions needs valgrind")
+        for layout in _HEADS:
+            base = instructions(layout, 0)
+            small, large = instructions(layout, 200) - base, instructions(layout, 2000) - base
+            print(f"{layout:18} 200 guards {small / 1e6:8.1f} M instructions   2,000 guards {large / 1e6:8.1f} M   "
+                  f"ratio {large / small:5.2f} (linear: 10)")
+        return None
     linter = Linter(Settings(enabled=resolve_selection(["GL101"], [], [])))
     for layout in _HEADS:
         small_text, large_text = many_guards(200, layout), many_guards(2000, layout)
