@@ -33,7 +33,8 @@ def origin_of(outline, taint: Taint) -> str:
     if taint.via_call is not None:
         return f"`{snippet(outline, taint.via_call.func)}()`, {outline.place_of(taint.via_call)}"
     where = taint.binding or taint.origin
-    if taint.region is not None:
+    # a value made in a function that the region calls: the region is a related location
+    if taint.region is not None and contains(taint.region.owner, where):
         guard = snippet(outline, taint.region.guard.node)
         if taint.region.is_decorator:
             return f"made in `@{guard}` `{taint.region.owner.name}()`, {outline.place_of(where)}"

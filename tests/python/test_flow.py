@@ -203,6 +203,17 @@ CASES = {
         b = load({})
         b.weight.add_(1)
         """, [("mutate", 7), ("mutate", 9)]),
+    "a dict display returned holds the tensors in its values": ("""
+        import torch
+        @torch.inference_mode()
+        def encode(x):
+            codes = x.argmax(-1)
+            return {"codes": [codes], "count": len(x)}
+        def reset(x):
+            prompt = encode(x)
+            prompt["codes"][0].zero_()
+            prompt["count"] += 1
+        """, [("mutate", 8)]),
     "a guard's mode that one caller turns off is not read as on": ("""
         import torch
         from torch import nn

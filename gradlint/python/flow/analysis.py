@@ -65,6 +65,7 @@ class InferenceFlow:
         # class name -> `self.x` taints its methods leave when called under the mode (`contexts`)
         self.called_attributes: Dict[str, State] = {}
         self.called_under: Dict[int, FunctionNode] = {}  # functions some call under the mode runs
+        self._called_region: Dict[int, ScreenRegion] = {}  # a function -> the region of that call
         self.cache_taints: State = {}  # the module's dicts and lists filled under the mode (`objects`)
         self._cache_effects: Dict[int, State] = {}  # a function -> what it leaves in them under the mode
         self.region_exits: Dict[ast.AST, State] = {}  # With -> state when it ends
@@ -145,8 +146,12 @@ class InferenceFlow:
         """Every function and method of the module, in source order."""
         return [function for function, _ in self._scope_list]
 
-    def record_called_under(self, function: FunctionNode) -> None:
+    def record_called_under(self, function: FunctionNode, region: Optional[ScreenRegion]) -> None:
+        """A call under the mode runs `function`; `region` is the inference region around the
+        first such call, which the values its walk under the mode makes are reported with."""
         self.called_under.setdefault(id(function), function)
+        if region is not None:
+            self._called_region.setdefault(id(function), region)
 
     @cached_property
     def callers(self) -> Callers:
@@ -178,6 +183,7 @@ class InferenceFlow:
         klass = self._class_of.get(id(callee))
         self._effects[id(callee)] = {}
         scope = Scope(self, callee, klass, callee.body, entered_under_inference=True)
+        scope.region = self._called_region.get(id(callee))
         end_state = scope.run()
         returned = scope.summary.returns
         fresh = returned if returned is not None and returned.via_call is None else None
@@ -476,7 +482,7 @@ class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules, ModuleConversions
             self._callee_seen.add(id(callee))
             self.callees.append(callee)
         if callee is not None and self.in_inference:
-            self.flow.record_called_under(callee)
+            self.flow.record_called_under(callee, self.region)
         return callee
 
     def callee_summary(self, call: ast.Call) -> Optional[Summary]:

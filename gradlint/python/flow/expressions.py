@@ -72,8 +72,10 @@ class ValueRules:
             return self._arithmetic_value(expression, state)
         if isinstance(expression, ast.IfExp):
             return self.value(expression.body, state) or self.value(expression.orelse, state)
-        if isinstance(expression, (ast.Tuple, ast.List)):
-            for element in expression.elts:
+        if isinstance(expression, (ast.Tuple, ast.List, ast.Dict)):
+            # `{"codes": [codes]}`: a dict display holds its values (`**other`: what `other` holds)
+            elements = expression.values if isinstance(expression, ast.Dict) else expression.elts
+            for element in elements:
                 taint = self.value(element, state)
                 if taint is not None:
                     return replace(taint, kind=Kind.CONTAINER, origin=expression)
