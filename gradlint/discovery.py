@@ -31,7 +31,7 @@ class _GitIgnore:
     """The .gitignore files from the repository root down to each walked folder."""
 
     def __init__(self) -> None:
-        self._specs: Dict[str, Optional[object]] = {}
+        self._specs: Dict[str, Optional[tuple]] = {}  # folder -> (spec, its prefilter)
         self._chains: Dict[str, List[str]] = {}
         self._specs_cache: Dict[str, list] = {}
 
@@ -45,6 +45,7 @@ class _GitIgnore:
 
                     with open(path, encoding="utf-8", errors="replace") as handle:
                         spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+                    spec = (spec, _any_pattern(spec))
                 except (OSError, ValueError):
                     spec = None
             self._specs[folder] = spec
@@ -63,27 +64,56 @@ class _GitIgnore:
         return chain
 
     def _specs_above(self, folder: str) -> list:
-        """(folder, spec) for each .gitignore from the repository root down, once per folder."""
+        """(relative prefix, spec, prefilter) for each .gitignore from the repository root
+        down to `folder`, once per folder: the prefix is `folder` relative to the
+        .gitignore's folder (`a/b/`, or empty), the prefilter a regex any path one of the
+        spec's patterns matches must match."""
         specs = self._specs_cache.get(folder)
         if specs is None:
             absolute = os.path.abspath(folder)
-            specs = [(outer, self._spec(outer)) for outer in self._chain(absolute)]
-            specs = self._specs_cache[folder] = [(outer, spec) for outer, spec in specs if spec is not None]
+            specs = []
+            for outer in self._chain(absolute):
+                found = self._spec(outer)
+                if found is not None:
+                    relative = os.path.relpath(absolute, outer).replace(os.sep, "/")
+                    specs.append(("" if relative == "." else relative + "/", *found))
+            self._specs_cache[folder] = specs
         return specs
 
     def ignored(self, path: str, is_dir: bool) -> bool:
-        specs = self._specs_above(os.path.dirname(path))
+        folder, name = os.path.split(os.path.abspath(path))
+        return self.ignored_in(folder, name, is_dir)
+
+    def ignored_in(self, folder: str, name: str, is_dir: bool) -> bool:
+        """`ignored` of `folder/name`, for a walk that holds the two apart already."""
+        specs = self._specs_above(folder)
         if not specs:  # most trees: no .gitignore anywhere above
             return False
-        path = os.path.abspath(path)
         ignored = False
         # Outer .gitignore files first; a nearer one may re-include (!pattern).
-        for folder, spec in specs:
-            relative = os.path.relpath(path, folder).replace(os.sep, "/") + ("/" if is_dir else "")
+        for prefix, spec, could_match in specs:
+            relative = prefix + name + ("/" if is_dir else "")
+            if could_match is not None and could_match.search(relative) is None:
+                continue  # no pattern matches: most files
             result = spec.check_file(relative)
             if result.include is not None:
                 ignored = result.include
         return ignored
+
+
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+
+
+def _any_pattern(spec) -> Optional["re.Pattern[str]"]:
+    """One regex that every path some pattern of `spec` matches also matches (the union of
+    the patterns' regexes, searched): one search per path instead of one per pattern.
+    None when the patterns are not regexes this can join (then each is asked)."""
+    try:
+        alternatives = [_NAMED_GROUP.sub("(?:", pattern.regex.pattern) for pattern in spec.patterns
+                        if pattern.include is not None and pattern.regex is not None]
+        return re.compile("|".join(f"(?:{alternative})" for alternative in alternatives) or r"(?!)")
+    except (AttributeError, TypeError, re.error):
+        return None
 
 
 @functools.lru_cache(maxsize=8)
@@ -207,7 +237,7 @@ def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovere
 
     def is_excluded_file(folder: str, name: str, path: str, folder_settings: Settings) -> bool:
         return (_excluded_in(folder, name, folder_settings, folder_settings.root)
-                or (folder_settings.respect_gitignore and gitignore.ignored(path, False)))
+                or (folder_settings.respect_gitignore and gitignore.ignored_in(folder, name, False)))
 
     seen = set()
     real_folders: Dict[str, str] = {}
