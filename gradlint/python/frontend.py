@@ -55,8 +55,47 @@ class PythonFile:
         inference flow reads too). True when the outline cannot tell: then no advice."""
         from gradlint.python.flow.training import trains
 
-        twin = self._ast_functions.get((self.line_of(function), function.name.value))
+        twin = self._ast_twin(function)
         return True if twin is None else trains(self.outline, twin)
+
+    def _ast_twin(self, function):
+        """The outline's definition of `function`: the only one at its place in the nesting
+        of definitions (`Model.forward`), found without positions (libcst computes them for
+        the whole module at once); else the one starting on its line."""
+        import libcst as cst
+
+        place = [function.name.value]
+        parent = self.parent(function)
+        while parent is not None:
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+                place.append(parent.name.value)
+            parent = self.parent(parent)
+        same_place = self._ast_definitions.get(tuple(reversed(place)), ())
+        if len(same_place) == 1:
+            return same_place[0]
+        return self._ast_functions.get((self.line_of(function), function.name.value))
+
+    @cached_property
+    def _ast_definitions(self) -> Dict[Tuple[str, ...], List[object]]:
+        """The outline's function definitions by their place in the nesting of definitions:
+        (class or function name, ..., name)."""
+        import ast
+
+        found: Dict[Tuple[str, ...], List[object]] = {}
+        if self.outline is None:
+            return found
+        stack = [(self.outline.module, ())]
+        while stack:
+            node, place = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    inner = place + (child.name,)
+                    if not isinstance(child, ast.ClassDef):
+                        found.setdefault(inner, []).append(child)
+                    stack.append((child, inner))
+                else:
+                    stack.append((child, place))
+        return found
 
     @cached_property
     def _ast_functions(self) -> Dict[Tuple[int, str], object]:

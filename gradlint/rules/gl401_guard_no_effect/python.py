@@ -26,11 +26,12 @@ def _made_guard(file, node):
 def screen(outline) -> bool:
     """A guard call that is a whole statement, or assigned to a name in a function."""
     for call, statement, function in outline.calls_in_statements(ast.Expr, ast.Assign):
+        if not any(guard.kind in SCOPED_GUARDS and guard.qualified != INFERENCE_MODE_CLASS
+                   for guard in outline.guards(call)):
+            continue  # asked first: walking the function for a read costs far more
         if isinstance(statement, ast.Assign) and (function is None or _read_in(function, statement)):
             continue
-        if any(guard.kind in SCOPED_GUARDS and guard.qualified != INFERENCE_MODE_CLASS
-               for guard in outline.guards(call)):
-            return True
+        return True
     return False
 
 
