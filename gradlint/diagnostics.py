@@ -87,6 +87,9 @@ class Diagnostic:
     message: str
     fix: Optional[Fix] = None
     related: Tuple[Related, ...] = ()
+    # Offsets of the calls that carried the value to the reported statement (inside a
+    # helper): code that expects the error around one of them expects this finding.
+    carried_by: Tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

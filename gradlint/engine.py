@@ -326,8 +326,8 @@ def _unexpected(reported: List[Tuple[Rule, Diagnostic]], language: Language,
     for rule, diagnostic in reported:
         if rule.claims:
             catching = rule.caught_by()
-            if any(region.start <= diagnostic.start < region.end and region.exceptions & catching
-                   for region in regions):
+            if any(region.start <= offset < region.end and region.exceptions & catching
+                   for region in regions for offset in (diagnostic.start, *diagnostic.carried_by)):
                 continue
         kept.append((rule, diagnostic))
     return kept

@@ -11,6 +11,7 @@ from typing import List, Optional, Tuple
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Related, Safety
 from gradlint.python.flow import FlowEvent, Kind, Taint, inference_flow
 from gradlint.python.flow.syntax import contains
+from gradlint.python.flow.values import element_of
 
 MAX_SNIPPET = 32
 _MAX_CHAIN = 8  # helpers followed back for related locations (summaries may be recursive)
@@ -48,7 +49,18 @@ def passed_through(outline, event: FlowEvent) -> str:
     """` via `helper()`, line 4` for a call (the line where the helper uses it), else ``."""
     if event.call is None or event.inner is None:
         return ""
-    return f" via `{snippet(outline, event.call.func)}()`, {outline.place_of(event.inner)}"
+    return f" via `{snippet(outline, event.call.func)}()`, {outline.place_of(event.inner.raised)}"
+
+
+def passed_to(outline, event: FlowEvent) -> str:
+    """`; passed at line 35` when the value reaches the reported statement through a call
+    (`; used at line 12` when torch raises at the call, for what the helper did), else ``;
+    the calls themselves are related locations."""
+    if event.call is None or event.inner is None:
+        return ""
+    if event.raised is not event.inner.node:  # raised at the call, once the helper returns
+        return f"; used at {outline.place_of(event.inner.node)}"
+    return f"; passed at {outline.place_of(event.call)}"
 
 
 def origin_places(outline, event: FlowEvent) -> Tuple[Related, ...]:
@@ -79,9 +91,10 @@ def origin_places(outline, event: FlowEvent) -> Tuple[Related, ...]:
                 add(taint.region.guard.node, f"inference mode entered: `{guard}`")
         add(taint.binding or taint.origin, "the inference tensor is made here")
     if event.call is not None and event.inner is not None:
-        add(event.call, f"passed to `{snippet(outline, event.call.func)}()`")
-        add(event.inner, f"used inside `{snippet(outline, event.call.func)}()`")
-    report = outline.span(event.node)
+        for call in (event.call, *event.inner.calls):  # the calls that carried it, outermost first
+            add(call, f"passed to `{snippet(outline, call.func)}()`")
+        add(event.inner.node, f"used inside `{snippet(outline, (event.call, *event.inner.calls)[-1].func)}()`")
+    report = outline.span(event.raised)
     return tuple(place for place in places if (place.start, place.end) != report)
 
 
@@ -134,18 +147,36 @@ def _indentation(outline, statement: ast.stmt) -> str:
 
 
 def flow_diagnostics(file, kind: str, consequence):
-    """One diagnostic per flow event of `kind`: what the value is and where it was made,
-    then `consequence(event)` (the operation and the runtime error), with the clone fix."""
+    """One diagnostic per statement torch rejects (events of `kind`): what the value is and
+    where it was made, then `consequence(event)` (the operation and the runtime error), with
+    the clone fix. A value passed to a helper that does the rejected operation is reported
+    inside the helper, as the traceback shows it, once for all the calls that pass one."""
     outline = file.outline
     if outline is None:
         return
     flow = inference_flow(outline)
-    for event in flow.events_of(kind):
-        start, end = outline.span(event.node)
+    by_statement = {}
+    for event in sorted(flow.events_of(kind), key=lambda event: outline.span(event.node)):
+        by_statement.setdefault(id(event.raised), []).append(event)
+    for events in by_statement.values():
+        event = events[0]
+        reported = event.raised
+        subject, taint = event.subject, event.taint
+        if reported is not event.node and event.inner is not None:
+            subject = event.inner.subject
+            if event.inner.element:
+                taint = element_of(taint)
+        start, end = outline.span(reported)
+        places = origin_places(outline, event)
+        for other in events[1:]:
+            places += tuple(Related(*outline.span(other.call), f"also passed to `{snippet(outline, other.call.func)}()`")
+                            for _ in (0,) if other.call is not None)
         yield Diagnostic(
             start, end,
-            f"`{snippet(outline, event.subject)}` {is_what(event.taint)} ({origin_of(outline, event.taint)})"
-            f"{passed_through(outline, event)}: {consequence(event)}",
+            f"`{snippet(outline, subject)}` {is_what(taint)} ({origin_of(outline, event.taint)}"
+            f"{passed_to(outline, event)}): {consequence(event)}",
             clone_fix(outline, flow, event.taint, event.node),
-            origin_places(outline, event),
+            places,
+            carried_by=tuple(outline.span(call)[0] for other in events if other.call is not None
+                             for call in (other.call, *other.inner.calls)),
         )

@@ -24,13 +24,19 @@ import threading
 import traceback
 
 
-def _describe(error: BaseException) -> dict:
+def _describe(error: BaseException, program_file: str = "") -> dict:
     kind = type(error)
     qualified = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    return {"name": kind.__name__, "qualified": qualified, "message": str(error)}
+    described = {"name": kind.__name__, "qualified": qualified, "message": str(error)}
+    if program_file:  # the line of the traceback in the program: its last frame there
+        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
+                 if os.path.abspath(frame.filename) == os.path.abspath(program_file)]
+        if lines:
+            described["line"] = lines[-1]
+    return described
 
 
-def _run_reporting(report_path: str, program) -> int:
+def _run_reporting(report_path: str, program, program_file: str = "") -> int:
     thread_exceptions = []
     default_hook = threading.excepthook
 
@@ -48,7 +54,7 @@ def _run_reporting(report_path: str, program) -> int:
             exception, code = _describe(stop), 1
     except BaseException as error:  # the report is the point: record any exception
         traceback.print_exc()
-        exception, code = _describe(error), 1
+        exception, code = _describe(error, program_file), 1
     finally:
         sys.stdout.flush()
     with open(report_path, "w", encoding="utf-8") as handle:
@@ -61,7 +67,7 @@ def run_script(report_path: str, path: str) -> int:
 
     sys.argv = [path]
     sys.path[0] = os.path.dirname(os.path.abspath(path))
-    return _run_reporting(report_path, lambda: runpy.run_path(path, run_name="__main__"))
+    return _run_reporting(report_path, lambda: runpy.run_path(path, run_name="__main__"), path)
 
 
 def _bind_lazily() -> None:

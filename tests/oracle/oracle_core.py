@@ -169,6 +169,7 @@ class RunReport:
     seconds: float
     exception: Optional[Tuple[str, str, str]] = None   # (name, qualified name, message)
     thread_exceptions: Tuple[Tuple[str, str, str], ...] = ()
+    raised_line: Optional[int] = None  # the program's own line in the traceback (Python)
 
     @property
     def lines(self) -> List[str]:
@@ -194,15 +195,17 @@ class RunReport:
         return None
 
 
-def read_exception_report(path: str) -> Tuple[Optional[Tuple[str, str, str]], Tuple]:
+def read_exception_report(path: str) -> Tuple[Optional[Tuple[str, str, str]], Tuple, Optional[int]]:
+    """(the exception, those raised in threads, the program's line in its traceback)."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError):
-        return None, ()
+        return None, (), None
     unpack = lambda item: (item["name"], item["qualified"], item["message"])  # noqa: E731
     main = unpack(data["exception"]) if data.get("exception") else None
-    return main, tuple(unpack(item) for item in data.get("thread_exceptions", ()))
+    line = data["exception"].get("line") if data.get("exception") else None
+    return main, tuple(unpack(item) for item in data.get("thread_exceptions", ())), line
 
 
 @dataclass

@@ -352,9 +352,9 @@ class ForkServer:
         if not reply:
             raise RuntimeError("the oracle's fork server died")
         returncode = json.loads(reply)["returncode"]
-        exception, thread_exceptions = read_exception_report(report)
+        exception, thread_exceptions, line = read_exception_report(report)
         return RunReport(_read(report + ".out"), _read(report + ".err"), returncode,
-                         time.monotonic() - started, exception, thread_exceptions)
+                         time.monotonic() - started, exception, thread_exceptions, line)
 
     def close(self) -> None:
         self.process.stdin.close()

@@ -107,3 +107,25 @@ def test_a_claimed_exception_that_is_not_raised_fails(oracle_session):
     verdict = _self_test(oracle_session, "claim_not_shown.py")
     assert verdict.claim_shown is False
     assert any("finished without error" in problem for problem in verdict.problems)
+
+
+# The flow rules that report the statement torch rejects (GL204 reports the construction).
+REPORTED_WHERE_RAISED = ("GL201", "GL202", "GL203")
+RAISING_PYTHON = [fixture for fixture in FIXTURES if fixture.id.startswith("python/")
+                  and any(expected.code in REPORTED_WHERE_RAISED for expected in fixture.expected())]
+
+
+@pytest.mark.parametrize("fixture", RAISING_PYTHON, ids=[fixture.id for fixture in RAISING_PYTHON])
+def test_flow_finding_is_on_the_line_of_the_traceback(oracle_session, fixture):
+    """A GL201-GL203 fixture that raises: the program's own line in torch's traceback (inside
+    the helper when the helper does the update) is a line the finding is expected on."""
+    outcome = oracle_session.outcome(fixture.id)
+    if outcome.verdict is None or outcome.before is None or not outcome.case.claim.raises_type:
+        pytest.skip("does not run, or claims no exception")
+    raised = outcome.before.raised_line
+    assert raised is not None, f"{fixture.id}: no line of the program in the traceback"
+    lines = sorted({expected.line for expected in fixture.expected() if expected.code in REPORTED_WHERE_RAISED})
+    text = fixture.text.splitlines()
+    if ".apply(" in text[raised - 1] and any("save_for_backward(" in text[line - 1] for line in lines):
+        return  # what `forward` saved is checked once `Fn.apply` returns: reported at the save it made
+    assert raised in lines, f"{fixture.id}: torch raised at line {raised}, the findings are expected at {lines}"

@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name
-from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, element_of
+from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, Use, element_of
 
 # Which kinds of value each event needs when the value is passed to a function that does it.
 _PASSED_KINDS = {
@@ -104,7 +104,8 @@ class Sinks:
             for argument in call.args:
                 taint = self.value(argument, state)
                 if taint is not None and taint.kind.may_be_tensor:
-                    self.event("save", call, argument, taint)
+                    # torch checks what `forward` saved once it returns: `Fn.apply(...)` raises
+                    self.event("save", call, argument, taint, raises_at_call=True)
         elif method == "load_state_dict" and call.args and is_true(keyword(call, "assign")):
             taint = self.value(call.args[0], state)
             if taint is not None and taint.kind in (Kind.CONTAINER, Kind.TENSOR, Kind.UNKNOWN):
@@ -240,7 +241,7 @@ class Sinks:
             for kind, used in summary.uses.items():
                 if name in used and taint.kind in _PASSED_KINDS[kind] and not (
                         taint.bypass and kind in ("mutate", "requires_grad")):
-                    self.event(kind, call, argument, taint, call=call, inner=used[name])
+                    self.event(kind, call, argument, taint, call=call, inner=used[name].through(call))
 
     def requires_grad_attribute(self, target: ast.AST, state: State) -> None:
         """`x.requires_grad = True` (§1: E_RG)."""
@@ -258,11 +259,14 @@ class Sinks:
             self.event("mutate", target, target.value, taint)
 
     def event(self, kind: str, node: ast.AST, subject: ast.AST, taint: Taint,
-              call: Optional[ast.Call] = None, inner: Optional[ast.AST] = None) -> None:
+              call: Optional[ast.Call] = None, inner: Optional[Use] = None,
+              raises_at_call: bool = False) -> None:
         if taint.param is not None:
             if self.function is not None:
                 recorded = THROUGH_PARAMETERS.get(kind, kind) if taint.of_module else kind
-                self.summary.uses.setdefault(recorded, {}).setdefault(taint.param, inner or node)
+                element = not (isinstance(subject, ast.Name) and subject.id == taint.param)
+                use = inner or Use(node, subject, raises_at_call=raises_at_call, element=element)
+                self.summary.uses.setdefault(recorded, {}).setdefault(taint.param, use)
             return
         if taint.kind is Kind.UNKNOWN:
             return

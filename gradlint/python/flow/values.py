@@ -91,6 +91,29 @@ REPORTED_AS = {recorded: kind for kind, recorded in THROUGH_PARAMETERS.items()}
 
 
 @dataclass(frozen=True)
+class Use:
+    """What a function does to one of its parameters that torch rejects for an inference
+    value: the operation, the parameter as the function names it there, and the calls from
+    this function down to the helper that does it (empty: it does it itself)."""
+
+    node: ast.AST  # the operation torch rejects
+    subject: ast.AST  # the tracked expression, as written there
+    calls: Tuple[ast.Call, ...] = ()  # outermost first
+    raises_at_call: bool = False  # torch raises at the innermost call (`Fn.apply`), not inside
+    element: bool = False  # `subject` is made from the parameter (`for obs in buffer`), not it
+
+    def through(self, call: ast.Call) -> "Use":
+        """The same use, seen from a caller that passes the value in `call`."""
+        return replace(self, calls=(call, *self.calls))
+
+    @property
+    def raised(self) -> ast.AST:
+        """The statement of the traceback: the operation, or the innermost call for an op
+        torch checks when the call returns (`ctx.save_for_backward` checks at `apply`, §4)."""
+        return self.calls[-1] if self.raises_at_call and self.calls else self.node
+
+
+@dataclass(frozen=True)
 class FlowEvent:
     """A tracked value reaching an operation torch rejects outside inference mode."""
 
@@ -99,7 +122,12 @@ class FlowEvent:
     subject: ast.AST  # the tracked expression, as written
     taint: Taint
     call: Optional[ast.Call] = None  # the same-module call that passes the value
-    inner: Optional[ast.AST] = None  # the operation inside that function
+    inner: Optional[Use] = None  # what the function it is passed to does with it, seen from `call`
+
+    @property
+    def raised(self) -> ast.AST:
+        """Where torch raises: inside the helper the value was passed to, or here."""
+        return self.node if self.inner is None else self.inner.raised
 
 
 @dataclass
@@ -110,7 +138,7 @@ class Summary:
     # `return a, b`: what each position holds (None: an ordinary value)
     returns_shape: Optional[List[Optional[Taint]]] = None
     # event kind -> parameter name -> the operation on it
-    uses: Dict[str, Dict[str, ast.AST]] = field(default_factory=dict)
+    uses: Dict[str, Dict[str, Use]] = field(default_factory=dict)
     # parameter -> attribute path -> the tracked value the function leaves stored there
     # (`model.lm_head = new_head`: the caller's module now holds it)
     stores: Dict[str, Dict[str, Taint]] = field(default_factory=dict)
