@@ -162,3 +162,28 @@ def test_notebook_cells_get_the_same_treatment():
     source = NOTEBOOK.decode_text(notebook)
     findings = linter.check_text(source.text, "tests.ipynb", NOTEBOOK)
     assert [(finding.cell, finding.start.line) for finding in findings] == [(2, 1)]
+
+
+HELPER_UPDATES_IN_PLACE = """
+import pytest
+import torch
+
+
+def normalize_(values):
+    values.sub_(values.mean())
+
+
+def test_normalizing_an_inference_tensor_fails():
+    with torch.inference_mode():
+        returns = torch.arange(4.0)
+    {call}
+"""
+
+
+def test_a_finding_inside_a_helper_is_expected_where_the_test_calls_it():
+    """GL201 reports the update inside `normalize_` (the line of the traceback); a test that
+    expects the error around the call that passes the value expects that finding."""
+    called = "normalize_(returns)"
+    assert _lines("GL201", HELPER_UPDATES_IN_PLACE.format(call=called)) == [7]
+    expecting = "with pytest.raises(RuntimeError):\n        normalize_(returns)"
+    assert _lines("GL201", HELPER_UPDATES_IN_PLACE.format(call=expecting)) == []
