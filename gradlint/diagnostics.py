@@ -70,11 +70,14 @@ def quoted(code: str) -> str:
 @dataclass(frozen=True)
 class Related:
     """A place that explains a finding (where the value was made, the call that carried
-    it): a span of the same source and a short note."""
+    it): a span of the same source and a short note, or (`path` set) of another file, with
+    its positions there."""
 
     start: int
     end: int
     message: str
+    path: Optional[str] = None
+    positions: Optional[Tuple["Position", "Position"]] = None  # with `path`: (start, end)
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class RelatedLocation:
     start_offset: int
     end_offset: int
     cell: Optional[int] = None
+    path: Optional[str] = None  # another file's (an imported module); None: the finding's
 
     def to_dict(self) -> dict:
         data = {"message": self.message,
@@ -115,6 +119,8 @@ class RelatedLocation:
                 "end": {"line": self.end.line, "column": self.end.column}}
         if self.cell is not None:
             data["cell"] = self.cell
+        if self.path is not None:
+            data["path"] = self.path
         return data
 
 
@@ -132,7 +138,7 @@ class Finding:
     fix: Optional[Fix] = None
     # Notebook findings: the 0-based code-cell index; positions are then within the cell.
     cell: Optional[int] = None
-    related: Tuple[RelatedLocation, ...] = ()  # in the same file
+    related: Tuple[RelatedLocation, ...] = ()  # in the same file, or with their own path
 
     @property
     def sort_key(self):

@@ -36,6 +36,11 @@ class FileReport:
     fixed: Optional[str] = None
     # fix --diff: the file's own text before and after (differs from the above for notebooks)
     diff_texts: Optional[Tuple[str, str]] = None
+    # Across modules (`gradlint.python.project`): what it offers importers, what it imports
+    exports: object = None
+    imports: Tuple[str, ...] = ()
+    project: object = None  # from the cache: its `result_cache.ProjectFacts`, with the digest it was for
+    digest: Optional[bytes] = None
 
     @property
     def changed(self) -> bool:
@@ -57,6 +62,7 @@ class FixOutcome:
     findings: List[Finding]
     applied: List[Finding]
     notes: List[str]
+    exports: object = None  # of the text as fixed (`Linter.check_module`)
 
 
 class Linter:
@@ -78,24 +84,35 @@ class Linter:
 
     def check_text(self, text: str, path: str, language: Language,
                    enabled: Optional[frozenset] = None,
-                   decode_error: Optional[UndecodableSource] = None) -> List[Finding]:
-        """`decode_error`: `text` is a lossy decoding; GL001 if a selected rule reads the file."""
+                   decode_error: Optional[UndecodableSource] = None, project=None) -> List[Finding]:
+        """`decode_error`: `text` is a lossy decoding; GL001 if a selected rule reads the file.
+        `project`: the other checked modules' exports (`gradlint.python.project.ProjectIndex`)."""
+        return self.check_module(text, path, language, enabled, decode_error, project)[0]
+
+    def check_module(self, text: str, path: str, language: Language,
+                     enabled: Optional[frozenset] = None,
+                     decode_error: Optional[UndecodableSource] = None, project=None) -> Tuple[List[Finding], object]:
+        """The findings, and what the file exports to its importers (`Language.exports`;
+        None for most files). With `project`, the rules that follow imports
+        (`Rule.follows_imports`) run on a file that imports an exporting module whatever its
+        text says."""
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
         selection = self._selection(language.name, enabled)
         # GL003 judges the suppression comments once every other rule has reported.
         audit = self._unused_suppression_rule.code in enabled and MAY_NAME_OUR_CODES.search(text) is not None
         search = TextSearch(text)
-        if selection.gate is not None and not search.has_any(selection.gate):
+        following = [rule for rule, _ in selection.rules if rule.follows_imports] if project else []
+        if selection.gate is not None and not following and not search.has_any(selection.gate):
             # No selected rule's first prefilter can match: most files end here.
-            return self._not_read(text, path, language, audit)
+            return self._not_read(text, path, language, audit), None
         active = [rule for rule, patterns in selection.rules if all(map(search.matches, patterns))]
         outline = None
-        if active and decode_error is None:
-            active, outline = self._screened(active, text, language)
+        if (active or following) and decode_error is None:
+            active, outline = self._screened(active, text, language, following, path, project)
         if not active:
             # the screens' outline (None when CPython cannot parse the text, then every
             # rule is still active) or no selected rule's prefilters matched
-            return self._not_read(text, path, language, audit)
+            return self._not_read(text, path, language, audit), None
         reported: List[Tuple[Rule, Diagnostic]] = []
         # what libcst parses serves the rules that read it: outline-only rules need none of it
         parsing = [rule for rule in active if not rule.reads_outline_only]
@@ -111,7 +128,8 @@ class Linter:
             if parsed is None:
                 parsed = language.parse(path, text, focus, outline)
         except FrontEndSyntaxError as error:
-            return self._stamp(self._syntax_errors([error], text, language, enabled), text, path, language, audit)
+            return self._stamp(self._syntax_errors([error], text, language, enabled), text, path, language,
+                               audit), None
         # Parts the front end read around (a notebook cell that does not parse): one finding each.
         reported.extend(self._syntax_errors(getattr(parsed, "syntax_errors", ()), text, language, enabled))
         for rule in active:
@@ -120,7 +138,14 @@ class Linter:
                     reported.append((rule, diagnostic))
             except Exception as error:  # one rule's bug must not stop the others
                 reported.append((self._internal_error_rule, self._internal_error(rule, path, error)))
-        return self._stamp(_unexpected(reported, language, parsed), text, path, language, audit)
+        exports = None
+        ran_on = outline if outline is not None else getattr(parsed, "__dict__", {}).get("outline")
+        if ran_on is not None:
+            try:
+                exports = language.exports(path, ran_on)
+            except Exception as error:  # an importer then sees an ordinary value
+                reported.append((self._internal_error_rule, self._internal_error(active[0], path, error)))
+        return self._stamp(_unexpected(reported, language, parsed), text, path, language, audit), exports
 
     def _not_read(self, text: str, path: str, language: Language, audit: bool) -> List[Finding]:
         """A file no selected rule reads: only GL003's audit has something to say. Its syntax
@@ -151,18 +176,30 @@ class Linter:
             selection = self._selections[key] = _Selection(rules, None if gate is None else tuple(sorted(gate)))
         return selection
 
-    def _screened(self, rules: List[Rule], text: str, language: Language) -> Tuple[List[Rule], object]:
+    def _screened(self, rules: List[Rule], text: str, language: Language, following: Sequence[Rule] = (),
+                  path: str = "", project=None) -> Tuple[List[Rule], object]:
         """The rules whose structural screen passes on the language's outline of `text`, and
         the outline; all of them (and no outline) when one has no screen (the file is parsed
-        for it anyway) or there is no outline (a syntax error: the parse reports it)."""
+        for it anyway) or there is no outline (a syntax error: the parse reports it).
+        `following`: rules that run, unscreened, when the file imports something `project`
+        exports (the outline then carries what the imports are bound to)."""
+        outline, forced = None, ()
+        if following:
+            outline = language.outline(text)
+            if outline is not None and language.follow_imports(path, outline, project):
+                forced = tuple(following)
+                rules = rules + [rule for rule in following if rule not in rules]
         screens = [rule.screen(language.name) for rule in rules]
         if None in screens:
-            return rules, None
-        outline = language.outline(text)
+            return rules, outline
+        outline = outline or language.outline(text)
         if outline is None:
             return rules, None
         passing = []
         for rule, screen in zip(rules, screens):
+            if rule in forced:
+                passing.append(rule)
+                continue
             try:
                 if screen(outline):
                     passing.append(rule)
@@ -205,13 +242,15 @@ class Linter:
         findings.sort(key=lambda finding: finding.sort_key)
         return findings
 
-    def check_path(self, path: str, raw: Optional[bytes] = None) -> FileReport:
-        """`raw`: the file's bytes when the caller has read them already."""
+    def check_path(self, path: str, raw: Optional[bytes] = None, project=None) -> FileReport:
+        """`raw`: the file's bytes when the caller has read them already; `project`: the
+        exports of the other checked modules (`check_module`)."""
         report = FileReport(path)
         loaded = self._load(path, report, raw)
         if loaded is not None:
             language, source = loaded
-            report.findings = self.check_text(source.text, path, language)
+            report.findings, report.exports = self.check_module(source.text, path, language, project=project)
+            report.imports = language.imports(source.text)
         return report
 
     def _load(self, path: str, report: FileReport,
@@ -241,12 +280,12 @@ class Linter:
 
     # -- fixing -----------------------------------------------------------------------------
 
-    def fix_text(self, text: str, path: str, language: Language) -> FixOutcome:
+    def fix_text(self, text: str, path: str, language: Language, project=None) -> FixOutcome:
         enabled = self.settings.enabled_for(path)
         applied: List[Finding] = []
         notes: List[str] = []
         rejected = set()  # (code, message) of fixes whose result would not parse
-        findings = self.check_text(text, path, language, enabled)
+        findings, exports = self.check_module(text, path, language, enabled, project=project)
         original = text
         for _ in range(MAX_FIX_PASSES):
             fixable = [
@@ -278,17 +317,18 @@ class Linter:
                 chosen = accepted
             applied.extend(chosen)
             text = new_text
-            findings = self.check_text(text, path, language, enabled)
-        return FixOutcome(text, findings, applied, notes)
+            findings, exports = self.check_module(text, path, language, enabled, project=project)
+        return FixOutcome(text, findings, applied, notes, exports)
 
-    def fix_path(self, path: str, write: bool = True, raw: Optional[bytes] = None) -> FileReport:
+    def fix_path(self, path: str, write: bool = True, raw: Optional[bytes] = None, project=None) -> FileReport:
         report = FileReport(path)
         loaded = self._load(path, report, raw)
         if loaded is None:
             return report
         language, source = loaded
-        outcome = self.fix_text(source.text, path, language)
-        report.findings = outcome.findings
+        outcome = self.fix_text(source.text, path, language, project)
+        report.findings, report.exports = outcome.findings, outcome.exports
+        report.imports = language.imports(outcome.text)
         report.notes.extend(outcome.notes)
         report.applied_fixes = outcome.applied
         report.original, report.fixed = source.text, outcome.text
@@ -307,7 +347,8 @@ class Linter:
         else:
             return report
         # Nothing was written: what is reported is what the file on disk still holds.
-        report.findings = self.check_text(source.text, path, language)
+        report.findings, report.exports = self.check_module(source.text, path, language, project=project)
+        report.imports = language.imports(source.text)
         report.applied_fixes = []
         report.fixed = source.text
         return report
@@ -345,6 +386,9 @@ def _finding(path: str, rule: Rule, diagnostic: Diagnostic, lines: LineIndex, in
     start, end, cell = _positions(diagnostic.start, diagnostic.end, lines, in_cell)
     related = []
     for place in diagnostic.related:
+        if place.path is not None:  # in another file: positions there
+            related.append(RelatedLocation(place.message, *place.positions, place.start, place.end, None, place.path))
+            continue
         place_start, place_end, place_cell = _positions(place.start, place.end, lines, in_cell)
         related.append(RelatedLocation(place.message, place_start, place_end, place.start, place.end, place_cell))
     return Finding(

@@ -51,6 +51,21 @@ class Language:
         `parse` would give when every rule to run is such a rule; None to parse anyway."""
         return None
 
+    def imports(self, text: str) -> Tuple[str, ...]:
+        """The modules `text` may import from other checked files (a cheap text search; the
+        run checks it again when one of them exports something, `gradlint.python.project`)."""
+        return ()
+
+    def follow_imports(self, path: str, outline, project) -> bool:
+        """Bind the outline's imports to `project`'s exports (a `ProjectIndex`) for the rules
+        that follow them; whether any name is bound."""
+        return False
+
+    def exports(self, path: str, outline):
+        """What the checked file offers its importers, read from what the rules computed on
+        its outline; None: nothing."""
+        return None
+
     def expected_errors(self, parsed) -> Sequence:
         """The regions of the parsed file that expect an exception (objects with `start`,
         `end` offsets and the `exceptions` they catch, by name): where a rule's claimed

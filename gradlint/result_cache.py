@@ -14,14 +14,14 @@ import marshal
 import os
 import struct
 import time
-from typing import Dict, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 from gradlint import __version__
 from gradlint.diagnostics import Edit, Finding, Fix, Position, RelatedLocation, Safety, Severity
 from gradlint.settings import Settings
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
-_MAGIC = b"gradlint-cache-4\n"
+_MAGIC = b"gradlint-cache-5\n"
 # Index files kept per cache folder: each configuration and each version of the code
 # makes its own, and the oldest are removed past this many.
 MAX_INDEXES = 8
@@ -72,7 +72,7 @@ def encode_finding(finding: Finding) -> tuple:
         fix = (tuple((edit.start, edit.end, edit.replacement) for edit in finding.fix.edits),
                finding.fix.safety.value, finding.fix.title)
     related = tuple((place.message, place.start.line, place.start.column, place.end.line, place.end.column,
-                     place.start_offset, place.end_offset, place.cell) for place in finding.related)
+                     place.start_offset, place.end_offset, place.cell, place.path) for place in finding.related)
     return (finding.code, finding.name, finding.message, finding.severity.value,
             finding.start.line, finding.start.column, finding.end.line, finding.end.column,
             finding.start_offset, finding.end_offset, fix, finding.cell, related)
@@ -96,13 +96,15 @@ def decode_finding(path: str, data: tuple) -> Finding:
     places = []
     for place in related:
         (note, place_start_line, place_start_column, place_end_line, place_end_column,
-         place_start, place_end, place_cell) = place
+         place_start, place_end, place_cell, place_path) = place
         if not isinstance(note, str) or not all(type(value) is int for value in (
                 place_start_line, place_start_column, place_end_line, place_end_column, place_start, place_end)) \
-                or not (place_cell is None or type(place_cell) is int):
+                or not (place_cell is None or type(place_cell) is int) \
+                or not (place_path is None or isinstance(place_path, str)):
             raise ValueError("not a cached related location")
         places.append(RelatedLocation(note, Position(place_start_line, place_start_column),
-                                      Position(place_end_line, place_end_column), place_start, place_end, place_cell))
+                                      Position(place_end_line, place_end_column), place_start, place_end, place_cell,
+                                      place_path))
     return Finding(path, code, name, message, Severity(severity), Position(start_line, start_column),
                    Position(end_line, end_column), start_offset, end_offset, fix, cell, tuple(places))
 
@@ -113,22 +115,59 @@ def decode_finding(path: str, data: tuple) -> Finding:
 _STAMP = struct.Struct("<qqqQ")
 
 
-def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple]):
+def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple], project: Optional[tuple] = None):
     """A cache entry as small as it can be held: the digest and stamp in one bytes object,
-    paired with the findings only when there are any (most files have none)."""
+    paired with the findings only when there are any (most files have none), and with the
+    file's project facts when it has some (`ProjectFacts`)."""
     packed = digest if stamp is None else digest + _STAMP.pack(*stamp)
+    if project:
+        return packed, encoded_findings, project
     return (packed, encoded_findings) if encoded_findings else packed
 
 
-def unpack_entry(entry) -> Tuple[bytes, tuple, Optional[tuple]]:
-    """(digest, encoded findings, stamp or None) of a `_pack_entry` result; ValueError
-    (or TypeError, struct.error) for anything else."""
-    packed, encoded_findings = (entry, ()) if isinstance(entry, bytes) else entry
+def unpack_entry(entry) -> Tuple[bytes, tuple, Optional[tuple], Optional["ProjectFacts"]]:
+    """(digest, encoded findings, stamp or None, project facts or None) of a `_pack_entry`
+    result; ValueError (or TypeError, struct.error) for anything else."""
+    project = None
+    if isinstance(entry, bytes):
+        packed, encoded_findings = entry, ()
+    elif len(entry) == 3:
+        packed, encoded_findings, project = entry
+        project = ProjectFacts.from_data(project)
+    else:
+        packed, encoded_findings = entry
     if not isinstance(packed, bytes) or len(packed) not in (_DIGEST_SIZE, _DIGEST_SIZE + _STAMP.size) \
             or not isinstance(encoded_findings, tuple):
         raise ValueError("not a cache entry")
     stamp = _STAMP.unpack_from(packed, _DIGEST_SIZE) if len(packed) > _DIGEST_SIZE else None
-    return packed[:_DIGEST_SIZE], encoded_findings, stamp
+    return packed[:_DIGEST_SIZE], encoded_findings, stamp, project
+
+
+class ProjectFacts(NamedTuple):
+    """What a file means to the other checked files (`gradlint.python.project`): the
+    modules it imports, what it exports (as data), and the modules whose exports its
+    findings used, each with the digest of the content they were read from."""
+
+    imports: Tuple[str, ...] = ()
+    exports: Optional[tuple] = None  # None: not summarized
+    dependencies: Tuple[Tuple[str, bytes], ...] = ()
+    # The file enters inference mode (its flow ran on its own): what the modules it imports
+    # do to its values matters, so they are summarized too.
+    entered: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.imports or self.exports is not None or self.dependencies)
+
+    def to_data(self) -> tuple:
+        return tuple(self.imports), self.exports, tuple(self.dependencies), self.entered
+
+    @classmethod
+    def from_data(cls, data) -> "ProjectFacts":
+        imports, exports, dependencies, entered = data
+        if not all(isinstance(name, str) for name in imports) or not (exports is None or isinstance(exports, tuple)) \
+                or not all(isinstance(path, str) and isinstance(digest, bytes) for path, digest in dependencies):
+            raise ValueError("not cached project facts")
+        return cls(tuple(imports), exports, tuple((path, digest) for path, digest in dependencies), bool(entered))
 
 
 class ResultCache:
@@ -168,8 +207,9 @@ class ResultCache:
             return {}
         return entries if isinstance(entries, dict) else {}
 
-    def store(self, key: bytes, digest: bytes, encoded_findings: tuple, stamp: Optional[tuple] = None) -> None:
-        self.updates[key] = _pack_entry(digest, encoded_findings, stamp)
+    def store(self, key: bytes, digest: bytes, encoded_findings: tuple, stamp: Optional[tuple] = None,
+              project: Optional[ProjectFacts] = None) -> None:
+        self.updates[key] = _pack_entry(digest, encoded_findings, stamp, project.to_data() if project else None)
 
     def discard(self, key: bytes) -> None:
         """Drop an entry that does not decode: a miss now, and gone from the index once saved."""

@@ -70,6 +70,10 @@ class Rule:
     # CPython's `ast`), so a file that only such rules select is never parsed in full. Its
     # fixes, if any, are text edits at the outline's positions (GL201's clone insertions).
     reads_outline_only: ClassVar[bool] = False
+    # True: the rule reads other checked modules' summaries (`gradlint.python.project`): a
+    # file that imports a module exporting one is checked by it whatever its text and
+    # screen say (it may never name a guard itself).
+    follows_imports: ClassVar[bool] = False
     # The exception a finding says the code raises (a builtin's name, or a tuple of them):
     # the engine does not report it inside a block that expects that exception or a base
     # of it (`with pytest.raises(RuntimeError):`, `self.assertRaises(Exception)`; see

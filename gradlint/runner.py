@@ -7,6 +7,7 @@ Each file is read once, hashed, and looked up in the cache of its nearest config
 """
 from __future__ import annotations
 
+import bisect
 import collections.abc
 import os
 import time
@@ -17,8 +18,8 @@ from gradlint.discovery import split_path
 from gradlint.engine import FileReport, Linter
 from gradlint.frontend import language_for
 from gradlint.result_cache import (
-    DEFAULT_CACHE_DIR, ResultCache, content_hash, decode_finding, encode_finding, path_key, settled_stamp,
-    stat_stamp, unpack_entry,
+    DEFAULT_CACHE_DIR, ProjectFacts, ResultCache, content_hash, decode_finding, encode_finding, path_key,
+    settled_stamp, stat_stamp, unpack_entry,
 )
 from gradlint.settings import Settings
 from gradlint.source import (
@@ -102,7 +103,7 @@ class _Job:
         if entry is None:
             return None
         try:
-            digest, encoded_findings, stamp = unpack_entry(entry)
+            digest, encoded_findings, stamp, project = unpack_entry(entry)
             findings = [decode_finding(path, data) for data in encoded_findings]
         except Exception:  # any shape but the one written: a miss, and the entry goes
             cache.discard(key)
@@ -117,10 +118,16 @@ class _Job:
         if self.mode == "fix" and any(
                 f.fix is not None and f.fix.is_applicable(settings.unsafe_fixes) for f in findings):
             return None
-        return FileReport(path, findings)
+        report = FileReport(path, findings)
+        report.project, report.digest = project or ProjectFacts(), digest
+        return report
 
-    def lint(self, path: str) -> Tuple[FileReport, Optional[Tuple[bytes, tuple]]]:
-        """The report, and the cache entry to store (None: nothing to cache)."""
+    def lint(self, path: str, project=None, dependencies: Tuple = (), kept: Optional[ProjectFacts] = None) -> tuple:
+        """(the report, the cache entry to store or None, (the file's `ProjectFacts`, digest)
+        or None). `project`: the exports of the modules it imports (a
+        `gradlint.python.project.ProjectIndex`), read from `dependencies` ((path, digest)
+        each); `kept`: the facts of the first check, whose exports stay (what a module
+        exports does not depend on what it imports: one hand-off, the same cold or warm)."""
         linter = self.linter_for(self.settings.for_path(path))
         try:
             raw, status = read_bytes_and_status(path)  # the status before the read: a later change moves it
@@ -130,18 +137,26 @@ class _Job:
         # The hash of the bytes linted here, not of those the lookup read: they may differ.
         digest = content_hash(raw) if self.cache_dir is not None else None
         if self.mode == "check":
-            report = linter.check_path(path, raw=raw)
+            report = linter.check_path(path, raw=raw, project=project)
         else:
-            report = linter.fix_path(path, write=self.write, raw=raw)
+            report = linter.fix_path(path, write=self.write, raw=raw, project=project)
+        if kept is not None and kept.exports is not None:
+            exports, entered = kept.exports, kept.entered
+        else:  # a module summarized for its importers has not entered inference mode itself
+            exports = report.exports
+            entered = exports is not None and not (project is not None and project.summarizes(path))
+        facts = ProjectFacts(report.imports, exports, tuple(dependencies), entered)
+        facts = facts or None
         if digest is None or report.error is not None or report.notes:
-            return report, None
+            return report, None, facts and (facts, digest)
         if report.changed:
             if not self.write:
-                return report, None
+                return report, None, facts and (facts, digest)
             # The bytes just written: the same codec and byte-order mark as the original.
             digest = content_hash(language_for(path).decode(raw).encode(report.fixed))
             stamp = None
-        return report, (digest, tuple(encode_finding(f) for f in report.findings), stamp)
+        return report, (digest, tuple(encode_finding(f) for f in report.findings), stamp, facts), \
+            facts and (facts, digest)
 
     def for_workers(self) -> "_Job":
         """The copy a worker holds: it looks nothing up, and needs to know only whether to
@@ -153,8 +168,8 @@ class _Job:
         and pickling costs."""
         results = []
         for path in paths:
-            report, entry = self.lint(path)
-            results.append((report if _worth_keeping(report) else None, entry))
+            report, entry, facts = self.lint(path)
+            results.append((report if _worth_keeping(report) else None, entry, facts))
         return results
 
 
@@ -226,6 +241,7 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
         while waiting:
             path, cached = waiting.popleft()
             taken.take(path, cached, results)
+        _follow_imports(job, taken)
     finally:
         if results is not None:
             results.close()  # ends a pool `_results` started (also on Ctrl-C)
@@ -235,12 +251,16 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
 
 
 class _Taken:
-    """The results taken so far, in input order: reports worth showing, cache entries."""
+    """The results taken so far, in input order: reports worth showing, cache entries, and
+    the project facts of the files that have some (`result_cache.ProjectFacts`)."""
 
     def __init__(self, job: _Job, shown: Optional[Iterator[str]]) -> None:
         self.job = job
         self.shown = shown  # the progress display, advanced once per file taken
         self.reports: List[FileReport] = []
+        self.positions: List[int] = []  # of each kept report, in the input
+        self.facts: Dict[str, Tuple[int, ProjectFacts, Optional[bytes]]] = {}  # path -> (position, facts, digest)
+        self.python_paths: Dict[str, Tuple[str, int]] = {}  # absolute path -> (path as given, position)
         self.count = 0
 
     def take(self, path: str, cached: Optional[FileReport], results: Optional[Iterator] = None) -> None:
@@ -248,18 +268,42 @@ class _Taken:
         if cached is None:
             self.take_result(path, next(results))
         else:
-            self._keep(cached)
+            if cached.project:
+                self.facts[path] = (self.count, cached.project, cached.digest)
+            self._keep(cached, path)
 
-    def take_result(self, path: str, result: Tuple[Optional[FileReport], Optional[tuple]]) -> None:
-        """One file just linted: (its report, or None when clean; its cache entry or None)."""
-        report, entry = result
+    def take_result(self, path: str, result: tuple) -> None:
+        """One file just linted: (its report, or None when clean; its cache entry or None;
+        its (project facts, digest) or None)."""
+        report, entry, facts = result
+        self._store(path, entry, facts, self.count)
+        self._keep(report, path)
+
+    def _store(self, path: str, entry: Optional[tuple], facts: Optional[tuple], position: int) -> None:
         if entry is not None:
             self.job.cache_for(self.job.settings.for_path(path)).store(self.job.key(path), *entry)
-        self._keep(report)
+        if facts is not None:
+            self.facts[path] = (position, *facts)
+        else:
+            self.facts.pop(path, None)
 
-    def _keep(self, report: Optional[FileReport]) -> None:
+    def replace(self, path: str, position: int, result: tuple) -> None:
+        """The file at `position` checked again (`_follow_imports`): its new report replaces the old."""
+        report, entry, facts = result
+        self._store(path, entry, facts, position)
+        at = bisect.bisect_left(self.positions, position)
+        if at < len(self.positions) and self.positions[at] == position:
+            del self.reports[at], self.positions[at]
+        if report is not None and _worth_keeping(report):
+            self.reports.insert(at, report)
+            self.positions.insert(at, position)
+
+    def _keep(self, report: Optional[FileReport], path: str) -> None:
+        if path.endswith(".py"):  # a module others may import (`_follow_imports`)
+            self.python_paths[os.path.abspath(path)] = (path, self.count)
         if report is not None and _worth_keeping(report):
             self.reports.append(report)
+            self.positions.append(self.count)
         self.count += 1
         if self.shown is not None:
             next(self.shown, None)
@@ -277,6 +321,39 @@ class _Taken:
                 return
             waiting.popleft()
             self.take(path, cached, pool.ready_results)
+
+
+def _follow_imports(job: _Job, taken: _Taken) -> None:
+    """The second pass (`gradlint.python.project`). The modules that files entering
+    inference mode import are summarized (what their functions do to parameters), unless
+    some check did already; then each file that imports a module exporting a summary is
+    checked again with those summaries, unless its report (from the cache) was made with
+    the same ones, and a file whose report used summaries that are gone is checked again
+    without. Only these files are read again, so the run stays linear in files."""
+    facts_of = taken.facts
+    entering = [(path, facts) for path, (_, facts, _) in facts_of.items() if facts.entered and facts.imports]
+    if not entering and not any(facts.dependencies or facts.exports for _, facts, _ in facts_of.values()):
+        return
+    from gradlint.python.project import ModuleFinder, ProjectIndex  # only modules' summaries need it
+
+    finder = ModuleFinder(taken.python_paths)
+    wanted = {module for path, facts in entering for module in finder.imported_by(path, facts.imports)}
+    wanted = [taken.python_paths[module] for module in sorted(wanted)]  # (path as given, position)
+    wanted = [(path, position) for path, position in wanted
+              if path not in facts_of or facts_of[path][1].exports is None]
+    if wanted:
+        summarizing = ProjectIndex({}, summarize=[path for path, _ in wanted])
+        for path, position in wanted:
+            taken.replace(path, position, job.lint(path, summarizing, (), None))
+    exporting = {path: facts.exports for path, (_, facts, _) in facts_of.items() if facts.exports}
+    index = ProjectIndex(exporting)
+    digests = {os.path.abspath(path): digest or b"" for path, (_, _, digest) in facts_of.items()}
+    for path, (position, facts, _) in list(facts_of.items()):
+        dependencies = index.dependencies(path, facts.imports) if index and facts.imports else ()
+        current = tuple((dependency, digests.get(dependency, b"")) for dependency in dependencies)
+        if current == tuple(facts.dependencies):
+            continue  # checked with these summaries already (or with none, and none apply)
+        taken.replace(path, position, job.lint(path, index if current else None, current, facts))
 
 
 def _results(job: _Job, files: Sequence[str], jobs: int):

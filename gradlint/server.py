@@ -189,8 +189,10 @@ def _related(finding: Finding, place_at) -> List[types.DiagnosticRelatedInformat
 
 
 def _check(prepared) -> List[Finding]:
+    from gradlint.imported import check_with_imports  # what the modules it imports export
+
     name, language, linter, text = prepared
-    return linter.check_text(text, name, language)
+    return check_with_imports(linter, name, text, language)
 
 
 async def _off_loop(ls: LanguageServer, label: str, function, *args):
@@ -234,8 +236,22 @@ async def _publish_after(ls: LanguageServer, uri: str, delay: float) -> None:
         return  # changed or closed meanwhile: the newer state publishes for itself
     positions = _Positions(ls, text)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-        uri=uri, diagnostics=[_diagnostic(finding, positions, _related(finding, lambda place: (uri, positions)))
-                              for finding in findings], version=version))
+        uri=uri, diagnostics=[_diagnostic(finding, positions, _related(finding, lambda place: (
+            (uri, positions) if place.path is None else _elsewhere(ls, place.path)))) for finding in findings],
+        version=version))
+
+
+def _elsewhere(ls: LanguageServer, path: str):
+    """(uri, positions) of another file a related place is in (an imported module), as the
+    client has it open or as it is on disk; None when it cannot be read."""
+    from pygls.uris import from_fs_path
+
+    uri = from_fs_path(path)
+    try:
+        text = ls.workspace.get_text_document(uri).source
+    except OSError:
+        return None
+    return uri, _Positions(ls, text)
 
 
 def _label(uri: str) -> str:

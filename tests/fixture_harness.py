@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.engine import Linter
@@ -52,13 +52,22 @@ class Expectation:
     column: int
     fragment: str
     cell: Optional[int] = None  # notebooks: the 0-based cell index
+    file: Optional[str] = None  # project fixtures: the module, relative to the fixture's folder
 
     def __str__(self) -> str:
-        return f'{_place(self.cell, self.line)}: {self.code}:{self.column} "{self.fragment}"'
+        where = f"{self.file} " if self.file else ""
+        return f'{where}{_place(self.cell, self.line)}: {self.code}:{self.column} "{self.fragment}"'
 
     def matches(self, finding) -> bool:
         return (finding.cell, finding.start.line, finding.code, finding.start.column) == \
-            (self.cell, self.line, self.code, self.column) and self.fragment in finding.message
+            (self.cell, self.line, self.code, self.column) and self.fragment in finding.message \
+            and (self.file is None or _relative_file(finding) == self.file)
+
+
+def _relative_file(finding) -> Optional[str]:
+    """A project fixture's finding: its module, relative to the fixture's folder (set by
+    `project_findings`)."""
+    return getattr(finding, "fixture_file", None)
 
 
 def _place(cell: Optional[int], line: int) -> str:
@@ -104,11 +113,12 @@ def mismatches(expected: Sequence[Expectation], findings: Iterable) -> List[str]
     for expectation in missing:
         near = [finding for finding in unmatched
                 if (finding.cell, finding.start.line, finding.code) ==
-                (expectation.cell, expectation.line, expectation.code)]
+                (expectation.cell, expectation.line, expectation.code)
+                and (expectation.file is None or _relative_file(finding) == expectation.file)]
         got = "; got " + " | ".join(f"{finding.code}:{finding.start.column} {finding.message}"
                                     for finding in near) if near else ""
         problems.append(f"missing {expectation}{got}")
-    problems.extend(f"unexpected {_place(finding.cell, finding.start.line)}: "
+    problems.extend(f"unexpected {_relative_file(finding) or ''} {_place(finding.cell, finding.start.line)}: "
                     f"{finding.code}:{finding.start.column} {finding.message}" for finding in unmatched)
     return problems
 
@@ -118,7 +128,11 @@ def snapshot(findings: Iterable) -> str:
     lines = []
     for finding in findings:
         cell = f"cell {finding.cell + 1} " if finding.cell is not None else ""
-        lines.append(f"{cell}{finding.start.line}:{finding.start.column} {finding.code} {finding.message}")
+        module = f"{_relative_file(finding)}:" if _relative_file(finding) else ""
+        lines.append(f"{module}{cell}{finding.start.line}:{finding.start.column} {finding.code} {finding.message}")
+        for place in getattr(finding, "related", ()) if module else ():  # across modules: where the notes point
+            place_module = os.path.basename(place.path) if place.path else _relative_file(finding)
+            lines.append(f"  note {place_module}:{place.start.line}:{place.start.column} {place.message}")
         lines.append(f"  span {finding.start.line}:{finding.start.column}-{finding.end.line}:{finding.end.column}")
         fix = finding.fix
         lines.append(f"  fix ({fix.safety.value}) {fix.title}" if fix is not None else "  no fix")
@@ -209,6 +223,97 @@ def _is_case(name: str) -> bool:
     return not (stem.endswith(".fixed") or name.startswith(".") or name.endswith(SNAPSHOT_SUFFIX))
 
 
+PROJECT_ENTRY = "main.py"
+
+
+@dataclass(frozen=True)
+class ProjectFixture:
+    """A folder of modules that import each other (`fixtures/python/<CODE>/<case>/`),
+    checked as `gradlint check <folder>` checks them: every module, then the importers of
+    modules that export summaries again (`gradlint.python.project`). `main.py` is the
+    program (the oracle runs it, its modules beside it) and holds the `oracle:` and
+    `gradlint:` directives; expectations sit in any module, and the snapshot is
+    `<case>.snap` beside the folder."""
+
+    folder: str
+    code: str
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.folder, PROJECT_ENTRY)
+
+    @property
+    def id(self) -> str:
+        return os.path.relpath(self.folder, FIXTURES) + "/"
+
+    @property
+    def snapshot_path(self) -> str:
+        return self.folder  # `check_snapshot` adds the suffix
+
+    @property
+    def golden(self) -> Optional[str]:
+        return None  # a fix across modules is not applied by `fix` of one file
+
+    def files(self) -> List[str]:
+        return sorted(os.path.join(self.folder, name) for name in os.listdir(self.folder)
+                      if name.endswith(".py") and _is_case(name))
+
+    @property
+    def text(self) -> str:
+        with open(self.path, "rb") as handle:
+            return handle.read().decode("utf-8")
+
+    @property
+    def source(self) -> str:
+        return self.text
+
+    @property
+    def language(self):
+        return language_for(self.path)
+
+    def expected(self) -> List[Expectation]:
+        found = []
+        for path in self.files():
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8")
+            found += [replace(expectation, file=os.path.basename(path)) for expectation in parse_expectations(text)]
+        return found
+
+    def selection(self) -> Tuple[str, ...]:
+        match = _SELECT.search(self.text)
+        return _codes(match) if match else (self.code,)
+
+    @property
+    def unsafe_fixes(self) -> bool:
+        return bool(_UNSAFE.search(self.text))
+
+
+def project_findings(fixture: ProjectFixture) -> list:
+    """What `gradlint check <folder>` reports, in every module; each finding knows its module
+    (`fixture_file`, for the expectations and the snapshot)."""
+    from gradlint.runner import run_files
+
+    outcome = run_files(fixture.files(), linter_for(fixture).settings, jobs=1, cache_dir=None)
+    findings = []
+    for report in outcome.reports:
+        assert report.error is None, report.error
+        for finding in report.findings:
+            object.__setattr__(finding, "fixture_file", os.path.relpath(report.path, fixture.folder))
+            findings.append(finding)
+    return findings
+
+
+def project_fixtures() -> List[ProjectFixture]:
+    found = []
+    for code in sorted(os.listdir(os.path.join(FIXTURES, "python"))):
+        code_dir = os.path.join(FIXTURES, "python", code)
+        if not re.fullmatch(r"GL\d{3}", code) or not os.path.isdir(code_dir):
+            continue
+        found.extend(ProjectFixture(os.path.join(code_dir, name), code) for name in sorted(os.listdir(code_dir))
+                     if os.path.isdir(os.path.join(code_dir, name)) and not name.startswith((".", "_")))
+    return found
+
+
 def all_fixtures() -> List[Fixture]:
     found = []
     for language in sorted(os.listdir(FIXTURES)):
@@ -220,7 +325,8 @@ def all_fixtures() -> List[Fixture]:
             if not re.fullmatch(r"GL\d{3}", code) or not os.path.isdir(code_dir):
                 continue
             found.extend(Fixture(os.path.join(code_dir, name), code)
-                         for name in sorted(os.listdir(code_dir)) if _is_case(name))
+                         for name in sorted(os.listdir(code_dir))
+                         if _is_case(name) and os.path.isfile(os.path.join(code_dir, name)))
     return found
 
 

@@ -6,6 +6,7 @@ text inserted at such a position, so no libcst parse is needed to report or to f
 from __future__ import annotations
 
 import ast
+import os
 from typing import List, Optional, Tuple
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Related, Safety
@@ -49,7 +50,10 @@ def passed_through(outline, event: FlowEvent) -> str:
     """` via `helper()`, line 4` for a call (the line where the helper uses it), else ``."""
     if event.call is None or event.inner is None:
         return ""
-    return f" via `{snippet(outline, event.call.func)}()`, {outline.place_of(event.inner.raised)}"
+    helper = snippet(outline, event.call.func)
+    if event.inner.elsewhere is not None:  # a function of another checked module
+        return f" via `{helper}()`, {os.path.basename(event.inner.elsewhere.path)}:{event.inner.elsewhere.start.line}"
+    return f" via `{helper}()`, {outline.place_of(event.inner.raised)}"
 
 
 def passed_to(outline, event: FlowEvent) -> str:
@@ -58,44 +62,73 @@ def passed_to(outline, event: FlowEvent) -> str:
     the calls themselves are related locations."""
     if event.call is None or event.inner is None:
         return ""
+    if event.inner.elsewhere is not None:  # the operation is in an imported module
+        place = event.inner.elsewhere
+        return f"; used at {os.path.basename(place.path)}:{place.start.line}"
     if event.raised is not event.inner.node:  # raised at the call, once the helper returns
         return f"; used at {outline.place_of(event.inner.node)}"
     return f"; passed at {outline.place_of(event.call)}"
 
 
-def origin_places(outline, event: FlowEvent) -> Tuple[Related, ...]:
-    """The places that explain an event, as related locations: the inference-mode region
-    that made the value, the statement that made it, the call that returned it, and the
-    operation inside the helper the value was passed to."""
-    places: List[Related] = []
+class _Places:
+    """Related locations in order, each span once: of this file (`add`) or another (`add_place`)."""
 
-    def add(node: Optional[ast.AST], note: str) -> None:
+    def __init__(self, outline) -> None:
+        self.outline = outline
+        self.found: List[Related] = []
+
+    def add(self, node: Optional[ast.AST], note: str) -> None:
         if node is not None and getattr(node, "lineno", None) is not None:
-            start, end = outline.span(node)
-            if all((start, end) != (place.start, place.end) for place in places):
-                places.append(Related(start, end, note))
+            start, end = self.outline.span(node)
+            if all((start, end, None) != (place.start, place.end, place.path) for place in self.found):
+                self.found.append(Related(start, end, note))
 
-    # Innermost first: a value returned by a helper was made inside it (a chain of calls).
-    chain = [event.taint]
+    def add_place(self, place) -> None:
+        """A `project.Place`: where an imported module made the value, or used it."""
+        if all((place.start_offset, place.end_offset, place.path) != (found.start, found.end, found.path)
+               for found in self.found):
+            self.found.append(Related(place.start_offset, place.end_offset, place.note, place.path,
+                                      (place.start, place.end)))
+
+
+def value_places(outline, taint: Taint, places: Optional[_Places] = None) -> List[Related]:
+    """Where a tracked value was made, innermost first: the inference-mode region, the
+    statement that made it, the calls that returned it (and, for a function of another
+    checked module, its places there)."""
+    places = places or _Places(outline)
+    chain = [taint]
     while chain[-1].via_call is not None and chain[-1].returned is not None and len(chain) < _MAX_CHAIN:
         chain.append(chain[-1].returned)
-    for taint in reversed(chain):
-        if taint.via_call is not None:
-            add(taint.via_call, f"returned by `{snippet(outline, taint.via_call.func)}()`")
+    for link in reversed(chain):
+        if link.via_call is not None:
+            for place in link.elsewhere:
+                places.add_place(place)
+            places.add(link.via_call, f"returned by `{snippet(outline, link.via_call.func)}()`")
             continue
-        if taint.region is not None:
-            guard = snippet(outline, taint.region.guard.node)
-            if taint.region.is_decorator:
-                add(taint.region.guard.node, f"inference mode: `@{guard}` on `{taint.region.owner.name}()`")
+        if link.region is not None:
+            guard = snippet(outline, link.region.guard.node)
+            if link.region.is_decorator:
+                places.add(link.region.guard.node, f"inference mode: `@{guard}` on `{link.region.owner.name}()`")
             else:
-                add(taint.region.guard.node, f"inference mode entered: `{guard}`")
-        add(taint.binding or taint.origin, "the inference tensor is made here")
+                places.add(link.region.guard.node, f"inference mode entered: `{guard}`")
+        places.add(link.binding or link.origin, "the inference tensor is made here")
+    return places.found
+
+
+def origin_places(outline, event: FlowEvent) -> Tuple[Related, ...]:
+    """The places that explain an event, as related locations: the inference-mode region
+    that made the value, the statement that made it, the call that returned it, the calls
+    that carried it to the helper that uses it, and the operation there."""
+    places = _Places(outline)
+    value_places(outline, event.taint, places)
     if event.call is not None and event.inner is not None:
         for call in (event.call, *event.inner.calls):  # the calls that carried it, outermost first
-            add(call, f"passed to `{snippet(outline, call.func)}()`")
-        add(event.inner.node, f"used inside `{snippet(outline, (event.call, *event.inner.calls)[-1].func)}()`")
+            places.add(call, f"passed to `{snippet(outline, call.func)}()`")
+        places.add(event.inner.node, f"used inside `{snippet(outline, (event.call, *event.inner.calls)[-1].func)}()`")
+        if event.inner.elsewhere is not None:
+            places.add_place(event.inner.elsewhere)
     report = outline.span(event.raised)
-    return tuple(place for place in places if (place.start, place.end) != report)
+    return tuple(place for place in places.found if place.path is not None or (place.start, place.end) != report)
 
 
 def clone_fix(outline, flow, taint: Taint, where: ast.AST) -> Optional[Fix]:

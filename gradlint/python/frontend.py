@@ -259,6 +259,23 @@ class PythonLanguage(Language):
 
         return OutlineFile(path, text, outline)
 
+    def imports(self, text: str):
+        from gradlint.python.project import import_strings
+
+        return import_strings(text)
+
+    def follow_imports(self, path: str, outline, project) -> bool:
+        imported = project.imported_names(path, outline.module)
+        outline.imported_names = imported  # read by the flow (`flow.analysis`)
+        outline.summarized = project.summarizes(path)  # the flow runs to summarize the module
+        return bool(imported) or outline.summarized
+
+    def exports(self, path: str, outline):
+        from gradlint.python.flow_exports import module_exports
+        from gradlint.python.project import exports_to_data
+
+        return exports_to_data(module_exports(outline, path))  # data: it crosses processes and the cache
+
     def expected_errors(self, parsed):
         """`with pytest.raises(E)`, `with self.assertRaises(E)` and the like
         (`gradlint.python.expected_errors`), read from the parsed file's `ast` outline."""

@@ -46,7 +46,9 @@ def _rule_descriptor(code: str) -> dict:
 
 
 def _related_location(number: int, path: str, place, notebooks: NotebookFiles) -> dict:
-    """A place that explains a result (where its value was made), in the same file."""
+    """A place that explains a result (where its value was made), in the same file or, for
+    a value made by an imported module, in that module."""
+    path = place.path or path
     start, end = place.start, place.end
     if place.cell is not None:
         start, end = notebooks.span_in(path, place) or (start, end)

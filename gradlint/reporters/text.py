@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 
@@ -46,6 +47,15 @@ def shown_path(path: str) -> str:
     return '"' + "".join(parts) + '"'
 
 
+def _near(path):
+    """A related place's own path (another file's, absolute), relative when under the
+    working directory as the findings' paths are."""
+    if path is None or not os.path.isabs(path):
+        return path
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
 class TextReporter(Reporter):
     """`path:line:col: GL123 [rule-name] message`, one finding a line."""
 
@@ -71,7 +81,7 @@ class TextReporter(Reporter):
             if self.options.show_source:
                 self._write_source(finding)
             for place in finding.related:
-                self.stream.write(f"    {shown_path(finding.path)}:{position_text(place)}: "
+                self.stream.write(f"    {shown_path(_near(place.path) or finding.path)}:{position_text(place)}: "
                                   f"{self._style('note', fg='cyan')}: {place.message}\n")
         if self.options.show_fixes and result.applied_fixes:
             self.stream.write("Applied fixes:\n")

@@ -82,8 +82,32 @@ def test_a_helper_that_does_the_update_is_named_where_it_does_it(tmp_path, monke
         "import torch\n\ndef halve(t):\n    t /= 2\n\nwith torch.inference_mode():\n"
         "    features = torch.ones(3)\nhalve(features)\n", encoding="utf-8")
     (finding,) = _json(run_cli, "scale.py")
-    assert (4, "used inside `halve()`") in _lines(finding["related"])
+    assert finding["start"]["line"] == 4  # the update torch rejects: the line of the traceback
+    assert (8, "passed to `halve()`") in _lines(finding["related"])
     assert (7, "the inference tensor is made here") in _lines(finding["related"])
+
+
+def test_places_in_an_imported_module_carry_its_path(tmp_path, monkeypatch, run_cli):
+    """A value an imported module made: its places there are related locations with that
+    module's path, in JSON, SARIF (schema-valid) and text."""
+    from test_reporters import _schema_errors
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "predict.py").write_text(PROGRAM.split("def evaluate")[0], encoding="utf-8")
+    (tmp_path / "evaluate.py").write_text(
+        "from predict import predict\n\n\ndef evaluate(model, batch):\n"
+        "    scores = predict(model, batch)\n    scores /= 2\n    return scores\n", encoding="utf-8")
+    (finding,) = _json(run_cli, ".")
+    assert (finding["path"], finding["start"]["line"]) == ("evaluate.py", 6)
+    elsewhere = [(place.get("path"), place["start"]["line"]) for place in finding["related"]]
+    assert (str(tmp_path / "predict.py"), 6) in elsewhere and (None, 5) in elsewhere
+    document = json.loads(run_cli("check", "--no-cache", "--output-format", "sarif", ".").stdout)
+    assert _schema_errors(document) == []
+    uris = {place["physicalLocation"]["artifactLocation"]["uri"]
+            for place in document["runs"][0]["results"][0]["relatedLocations"]}
+    assert len(uris) == 2 and any(uri.endswith("predict.py") for uri in uris)
+    notes = [line for line in run_cli("check", "--no-cache", ".").stdout.splitlines() if "note:" in line]
+    assert "    predict.py:6:9: note: the inference tensor is made here" in notes
 
 
 def test_a_finding_without_an_origin_has_an_empty_list(project, run_cli):

@@ -235,3 +235,24 @@ async def test_fix_all_and_single_quick_fixes_reproduce_every_safe_golden_fixtur
                 assert apply_edits(text, safe[0].edit.changes[uri]) == fixture.golden, fixture.id
         checked += 1
     assert checked >= 3
+
+
+PROJECT = os.path.join(ROOT, "fixtures", "python", "GL201", "probabilities_sharpened_after_imported_predictor")
+
+
+@pytest.mark.asyncio
+async def test_an_open_document_is_checked_with_the_modules_it_imports(client, tmp_path):
+    """As `gradlint check` on the folder: the document's in-place update of what an imported
+    module's `@torch.inference_mode()` function returned, with the related places there."""
+    for name in ("predict.py", "main.py"):
+        with open(os.path.join(PROJECT, name), encoding="utf-8") as handle:
+            (tmp_path / name).write_text(handle.read(), encoding="utf-8")
+    text = (tmp_path / "main.py").read_text(encoding="utf-8")
+    uri = await open_document(client, tmp_path / "main.py", text)
+    (diagnostic,) = client.diagnostics[uri]
+    assert diagnostic.code == "GL201" and diagnostic.range.start.line == 12
+    places = {(info.location.uri, info.location.range.start.line) for info in diagnostic.related_information}
+    assert ((tmp_path / "predict.py").as_uri(), 6) in places  # the statement that made the tensor
+    clean = text.replace("from predict import predict_proba", "from elsewhere import predict_proba")
+    await change_document(client, uri, clean, 2)
+    assert list(client.diagnostics[uri]) == []

@@ -70,12 +70,12 @@ def _oracle_required_but_missing():
 
 @pytest.fixture(scope="session")
 def oracle_session(request):
-    from fixture_harness import all_fixtures
+    from fixture_harness import all_fixtures, project_fixtures
     from oracle_session import DEFAULT_TIMEOUT, OracleSession, self_test_cases
 
     timeout = float(os.environ.get("GRADLINT_ORACLE_TIMEOUT", DEFAULT_TIMEOUT))
     with tempfile.TemporaryDirectory(prefix="gradlint-oracle-") as work_dir:
-        session = OracleSession(all_fixtures(), work_dir, timeout=timeout,
+        session = OracleSession(all_fixtures() + project_fixtures(), work_dir, timeout=timeout,
                                 extra_cases=self_test_cases(SELF_TESTS))
         session.start()
         _STATUS["session"] = session

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from fixture_harness import all_fixtures
+from fixture_harness import all_fixtures, project_fixtures
 
 pytestmark = pytest.mark.oracle
 
 FIXTURES = all_fixtures()
+PROJECTS = project_fixtures()  # run as `python main.py`, its modules beside it
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[fixture.id for fixture in FIXTURES])
+@pytest.mark.parametrize("fixture", FIXTURES + PROJECTS, ids=[fixture.id for fixture in FIXTURES + PROJECTS])
 def test_fixture_under_torch(oracle_session, fixture):
     outcome = oracle_session.outcome(fixture.id)
     if outcome.verdict is None:
@@ -111,20 +112,23 @@ def test_a_claimed_exception_that_is_not_raised_fails(oracle_session):
 
 # The flow rules that report the statement torch rejects (GL204 reports the construction).
 REPORTED_WHERE_RAISED = ("GL201", "GL202", "GL203")
-RAISING_PYTHON = [fixture for fixture in FIXTURES if fixture.id.startswith("python/")
+RAISING_PYTHON = [fixture for fixture in FIXTURES + PROJECTS if fixture.id.startswith("python/")
                   and any(expected.code in REPORTED_WHERE_RAISED for expected in fixture.expected())]
 
 
 @pytest.mark.parametrize("fixture", RAISING_PYTHON, ids=[fixture.id for fixture in RAISING_PYTHON])
 def test_flow_finding_is_on_the_line_of_the_traceback(oracle_session, fixture):
     """A GL201-GL203 fixture that raises: the program's own line in torch's traceback (inside
-    the helper when the helper does the update) is a line the finding is expected on."""
+    the helper when the helper does the update) is a line the finding is expected on. For a
+    project fixture, the line of `main.py` (a helper of another module that raises is
+    reported at the call that passes the value)."""
     outcome = oracle_session.outcome(fixture.id)
     if outcome.verdict is None or outcome.before is None or not outcome.case.claim.raises_type:
         pytest.skip("does not run, or claims no exception")
     raised = outcome.before.raised_line
     assert raised is not None, f"{fixture.id}: no line of the program in the traceback"
-    lines = sorted({expected.line for expected in fixture.expected() if expected.code in REPORTED_WHERE_RAISED})
+    lines = sorted({expected.line for expected in fixture.expected() if expected.code in REPORTED_WHERE_RAISED
+                    and expected.file in (None, "main.py")})
     text = fixture.text.splitlines()
     if ".apply(" in text[raised - 1] and any("save_for_backward(" in text[line - 1] for line in lines):
         return  # what `forward` saved is checked once `Fn.apply` returns: reported at the save it made

@@ -76,7 +76,11 @@ class InferenceFlow:
         self._facts: Dict[int, ExpressionFacts] = {}
         self._class_containers: Dict[str, frozenset] = {}
         self._parameter_classes: Dict[int, Dict[str, str]] = {}
-        if outline.enters_inference_mode or self.user_regions:
+        # names bound to other checked modules' summaries (`gradlint.python.project`), when
+        # the run gives them: an imported function may return an inference tensor
+        self.imported = getattr(outline, "imported_names", None) or None
+        summarized = getattr(outline, "summarized", False)  # for its importers (`project`)
+        if outline.enters_inference_mode or self.user_regions or self.imported or summarized:
             self._run()  # nothing is made under inference mode in a file that never enters it
 
     def _index(self, statements: Sequence[ast.stmt], klass: Optional[str], top: bool = True,
@@ -381,6 +385,24 @@ class InferenceFlow:
         """A call of a module instance (`model(x)`) that the flow follows into `forward`."""
         return callee is not None and callee.name == "forward" and not (
             isinstance(call.func, ast.Attribute) and call.func.attr == "forward")
+
+    def imported_function(self, call: ast.Call):
+        """The summary of another checked module's function a call runs (`infer(x)` after
+        `from .predict import infer`, `Predictor(...)`, `predictor.predict(x)` for a method
+        name only one imported class exports and this module defines nowhere), or None."""
+        if self.imported is None:
+            return None
+        func = call.func
+        if isinstance(func, ast.Name):
+            if func.id in self.functions or func.id in self.classes:
+                return None  # the module's own definition shadows the import
+            found = self.imported.functions.get(func.id)
+            if found is None and func.id in self.imported.classes:
+                return self.imported.classes[func.id].get("__init__")  # `Cls(...)` runs `Cls.__init__`
+            return found
+        if isinstance(func, ast.Attribute) and not any(name == func.attr for _, name in self.methods):
+            return self.imported.unique_method(func.attr)
+        return None
 
     def call_parameters(self, call: ast.Call, callee: FunctionNode) -> List[str]:
         """The callee's positional parameters as the call fills them (a method call skips `self`)."""

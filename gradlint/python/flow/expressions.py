@@ -129,6 +129,12 @@ class ValueRules:
                 and dotted(expression.value) in self.module_typed)
 
     def _call_value(self, call: ast.Call, state: State) -> Optional[Taint]:
+        imported = self.flow.imported_function(call)
+        if imported is not None and imported.returns is not None:
+            # another checked module's function returns an inference tensor (`project`)
+            returned = imported.returns
+            return Taint(call, Kind(returned.kind), certain=returned.certain, via_call=call,
+                         elsewhere=returned.places)
         summary = self.callee_summary(call)
         if summary is not None and summary.returns is not None:
             returned = summary.returns

@@ -54,6 +54,9 @@ class Sinks:
     def _returns_tracked(self, node: ast.AST) -> bool:
         if not isinstance(node, ast.Call):
             return False
+        imported = self.flow.imported_function(node)
+        if imported is not None and imported.returns is not None:
+            return True
         summary = self.callee_summary(node)
         return summary is not None and summary.returns is not None
 
@@ -82,8 +85,11 @@ class Sinks:
             if qualified is None and func.attr in torch_api.SAVING_METHODS:
                 self._saving_call(call, [func.value, *call.args], torch_api.SAVING_METHODS[func.attr][0], state)
         callee = self.callee(call)
+        imported = self.flow.imported_function(call) if callee is None else None
         if callee is not None:
             self._passes_to(call, callee, state)
+        elif imported is not None:
+            self._passes_to_imported(call, imported, state)
         elif self.trains and qualified is None:
             self._module_call(call, state)
 
@@ -242,6 +248,25 @@ class Sinks:
                 if name in used and taint.kind in _PASSED_KINDS[kind] and not (
                         taint.bypass and kind in ("mutate", "requires_grad")):
                     self.event(kind, call, argument, taint, call=call, inner=used[name].through(call))
+
+    def _passes_to_imported(self, call: ast.Call, imported, state: State) -> None:
+        """A value passed to another checked module's function that updates, trains or
+        saves that parameter (`project.ExportedFunction.uses`): reported at this call, the
+        last statement of this file in the traceback, with the operation there related."""
+        if not imported.uses:
+            return
+        passed = [(imported.parameters[index] if index < len(imported.parameters) else None, argument)
+                  for index, argument in enumerate(call.args) if not isinstance(argument, ast.Starred)]
+        passed += [(item.arg, item.value) for item in call.keywords if item.arg is not None]
+        for name, argument in passed:
+            taint = None if name is None else self.value(argument, state)
+            if taint is None:
+                continue
+            for kind, parameter, place in imported.uses:
+                if parameter == name and taint.kind in _PASSED_KINDS[kind] and not (
+                        taint.bypass and kind in ("mutate", "requires_grad")):
+                    use = Use(call, argument, calls=(call,), raises_at_call=True, elsewhere=place)
+                    self.event(kind, call, argument, taint, call=call, inner=use)
 
     def requires_grad_attribute(self, target: ast.AST, state: State) -> None:
         """`x.requires_grad = True` (§1: E_RG)."""

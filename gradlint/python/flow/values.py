@@ -46,6 +46,8 @@ class Taint:
     # with param: a tensor of the parameter's module (`for p in model.parameters()`), so what
     # the function does to it, it does to a module passed in (`values.THROUGH_PARAMETERS`)
     of_module: bool = False
+    # with via_call to a function of another checked module: where it made the value there
+    elsewhere: Tuple = ()  # of `gradlint.python.project.Place`, innermost first
 
     @property
     def mutable_tensor(self) -> bool:
@@ -101,6 +103,8 @@ class Use:
     calls: Tuple[ast.Call, ...] = ()  # outermost first
     raises_at_call: bool = False  # torch raises at the innermost call (`Fn.apply`), not inside
     element: bool = False  # `subject` is made from the parameter (`for obs in buffer`), not it
+    # the operation is in another checked module (a `project.Place`): reported at the call here
+    elsewhere: Optional[object] = None
 
     def through(self, call: ast.Call) -> "Use":
         """The same use, seen from a caller that passes the value in `call`."""

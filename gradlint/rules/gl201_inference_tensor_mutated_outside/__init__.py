@@ -123,8 +123,18 @@ class InferenceTensorMutatedOutside(Rule):
     `AttributeError`), nor for an element unpacked from one.
 
     ## Known limitations
-    - One file: a value that a function of another module made under inference mode, or that
-      reaches this module through a call from elsewhere, is not followed.
+    - A value that reaches a module only as an argument of a call from another module is not
+      followed into it (the call is reported in the importer, as below).
+    - Python, across modules: a function or a method of another checked module is followed
+      by its summary (it returns an inference tensor whatever mode its caller runs in, or does
+      to a parameter what torch rejects), found through `from X import name` (relative, or
+      absolute by the module's path) and `Cls(...)`/`obj.method(...)` for a method name only
+      one imported class exports. Not followed: modules outside the checked paths, names
+      re-exported through another module (`from pkg import f` where `pkg/__init__.py`
+      imports it), `import pkg.mod` used as `pkg.mod.f(...)`, `getattr` and dynamic dispatch,
+      and what a module returns only because of what it imports itself (one hand-off). A
+      helper of another module that does the update is reported at the call in the importer
+      (the last line of the importer in the traceback), with the helper's line related.
     - Python: a value kept in a dict and read back by key (`d["a"]`), stored with
       `setattr`/read with `getattr`, or passed through a global set in another function is
       lost; so is one returned through a chain of two or more plain wrapper functions. A
@@ -151,4 +161,5 @@ class InferenceTensorMutatedOutside(Rule):
     # Inference mode is entered somewhere in the file (the alias import names it too).
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like
+    follows_imports = True  # an imported function's inference tensors (`python.project`)
     reads_outline_only = True  # the flow runs on CPython's ast, which holds the whole module

@@ -81,8 +81,8 @@ class InferenceTensorRequiresGrad(Rule):
     like GL201's it is always unsafe (a clone is neither an inference tensor nor a leaf).
 
     ## Known limitations
-    - The value is followed as GL201 follows it, with the same limits (one file; in C++ one
-      function read in text order).
+    - The value is followed as GL201 follows it, with the same limits (in Python across the
+      checked modules by their summaries; in C++ one function read in text order).
     - C++: only `v.requires_grad_()` and `v.set_requires_grad(true)` count; registering the
       tensor as a parameter (`register_parameter("w", v)`) is not seen.
 
@@ -98,4 +98,5 @@ class InferenceTensorRequiresGrad(Rule):
     fix_safety = Safety.UNSAFE
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like
+    follows_imports = True  # an imported function's inference tensors (`python.project`)
     reads_outline_only = True  # the flow runs on CPython's ast, which holds the whole module

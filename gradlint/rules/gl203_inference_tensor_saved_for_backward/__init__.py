@@ -102,9 +102,9 @@ class InferenceTensorSavedForBackward(Rule):
     like GL201's it is always unsafe (a clone is neither an inference tensor nor a leaf).
 
     ## Known limitations
-    - Python: the flow reads one module at a time: a function or class imported from
-      another module is not followed (its result is an ordinary value), nor are calls made
-      through `getattr`, dynamic dispatch or callbacks. A module's lazy cache is followed
+    - Python: imported functions are followed as GL201 follows them (by their modules'
+      summaries, with the same limits); calls made through `getattr`, dynamic dispatch or
+      callbacks are not. A module's lazy cache is followed
       when the module shows which of its classes runs under inference mode (the model is
       built in it, or passed to its functions from where it is built); a model loaded or
       built elsewhere runs none of its classes, as far as the analysis knows. A submodule's
@@ -125,4 +125,5 @@ class InferenceTensorSavedForBackward(Rule):
     fix_safety = Safety.UNSAFE
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like
+    follows_imports = True  # an imported function's inference tensors (`python.project`)
     reads_outline_only = True  # the flow runs on CPython's ast, which holds the whole module

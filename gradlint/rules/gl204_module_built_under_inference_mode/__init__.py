@@ -87,9 +87,9 @@ class ModuleBuiltUnderInferenceMode(Rule):
     In Python, no fix either, for the same reason.
 
     ## Known limitations
-    - Training is recognised only by the uses listed above in the same file: a module handed
-      to a function of another module that trains it (`fit(head)`) is not reported, in
-      either language.
+    - Training is recognised by the uses listed above in the same file, and in Python by a
+      function of another checked module whose summary says it trains its parameter
+      (`fit(head)`, followed as GL201 follows imports); in C++ only in the same file.
     - The module is followed as GL201 follows values, with the same limits.
 
     ## References
@@ -102,4 +102,5 @@ class ModuleBuiltUnderInferenceMode(Rule):
     severity = Severity.ERROR
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}
     claims = "RuntimeError"  # not reported inside `pytest.raises(RuntimeError)` and the like
+    follows_imports = True  # an imported function's inference tensors (`python.project`)
     reads_outline_only = True  # the flow runs on CPython's ast, which holds the whole module

@@ -1,0 +1,59 @@
+"""A module's exports for its importers (`gradlint.python.project`), read from the flow
+GL201-GL204 ran over it: the functions and methods that return an inference tensor, and
+those that do to a parameter what torch rejects for one."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from gradlint.diagnostics import LineIndex, Related
+from gradlint.python.flow import Kind
+from gradlint.python.flow.syntax import parameter_names
+from gradlint.python.flow_report import snippet, value_places
+from gradlint.python.project import ExportedFunction, ExportedReturn, ModuleExports, Place
+
+
+def module_exports(outline, path: str) -> Optional[ModuleExports]:
+    """The exports of the module at `path` (empty when nothing in it concerns an importer),
+    or None when its flow did not run (it never enters inference mode)."""
+    flow = outline.__dict__.get("_inference_flow") if outline is not None else None
+    if flow is None or not path.endswith(".py"):
+        return None
+    lines = LineIndex(outline.text)
+    path = os.path.abspath(path)  # read from importers anywhere, and kept in the cache
+
+    def place(related: Related) -> Place:
+        if related.path is not None:  # made in a module this one imports
+            return Place(related.path, *related.positions, related.start, related.end, related.message)
+        return Place(path, lines.position(related.start), lines.position(related.end),
+                     related.start, related.end, related.message)
+
+    functions = [(name, function) for name, function in flow.functions.items()]
+    functions += [(f"{klass}.{name}", function) for (klass, name), function in flow.methods.items()
+                  if klass in flow.classes and flow.class_of(function) == klass]
+    exports: ModuleExports = {}
+    for name, function in functions:
+        summary = flow.summaries.get(function)
+        if summary is None:
+            continue
+        returns = None
+        returned = summary.returns
+        if returned is not None and returned.param is None and returned.kind is not Kind.UNKNOWN:
+            returns = ExportedReturn(returned.kind.value, returned.certain,
+                                     tuple(place(found) for found in value_places(outline, returned)))
+        uses = []
+        for kind, used in sorted(summary.uses.items()):
+            for parameter, use in sorted(used.items()):
+                if use.elsewhere is not None:
+                    uses.append((kind, parameter, use.elsewhere))
+                    continue
+                start, end = outline.span(use.raised)
+                note = f"`{snippet(outline, use.subject)}` used here, in `{name}()`"
+                uses.append((kind, parameter, place(Related(start, end, note))))
+        if returns is None and not uses:
+            continue
+        parameters = parameter_names(function)
+        if "." in name and parameters and parameters[0] in ("self", "cls"):
+            parameters = parameters[1:]
+        exports[name] = ExportedFunction(name, path, tuple(parameters), returns, tuple(uses))
+    return exports
