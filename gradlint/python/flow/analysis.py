@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from gradlint.python.flow.caches import LazyCaches
+from gradlint.python.flow.caches import LazyCaches, asks_is_inference
 from gradlint.python.flow.conversions import ModuleConversions
 from gradlint.python.flow.callbacks import callback_parameters
 from gradlint.python.flow.expressions import ValueRules
@@ -130,7 +130,24 @@ class InferenceFlow:
 
     @cached_property
     def _training(self) -> TrainingReach:
-        return TrainingReach(self.outline, self.callers, self.enclosing)
+        return TrainingReach(self.outline, self.callers, self.enclosing, self._forward_callers)
+
+    def _forward_callers(self, forward: FunctionNode) -> List[ast.AST]:
+        """The scopes that run `forward` by calling an instance of its class (`model(x)`),
+        found once for all the module's calls when training reach first asks."""
+        found = self.__dict__.get("_forward_callers_of")
+        if found is None:
+            found = self.__dict__["_forward_callers_of"] = {}
+            for function, klass in [(None, None), *self._scope_list] if self.module_classes else ():
+                scope = self.outline.module if function is None else function
+                for call in self.callers.calls(scope):
+                    if isinstance(call.func, ast.Attribute) and call.func.attr == "forward":
+                        continue  # by name: `Callers` finds it
+                    if isinstance(call.func, (ast.Name, ast.Attribute)):
+                        called = self._forward_of(call.func, klass, function)
+                        if called is not None:
+                            found.setdefault(id(called), []).append(scope)
+        return found.get(id(forward), [])
 
     @cached_property
     def contexts(self) -> CallContexts:
@@ -321,7 +338,8 @@ class InferenceFlow:
         found: Dict[str, State] = {}
         for function in list(self.called_under.values()):
             klass = self._class_of.get(id(function))
-            if klass is not None and function.name != "__init__":  # a constructor's go to its instance
+            if klass is not None and function.name != "__init__" and not asks_is_inference(self.outline, function):
+                # (a constructor's go to its instance; a method that asks rebuilds them outside the mode)
                 effects = self.under_mode_effects(function)
                 if effects:
                     found.setdefault(klass, {}).update({"self." + key: taint for key, taint in effects.items()})

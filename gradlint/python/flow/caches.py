@@ -29,6 +29,12 @@ from gradlint.python.outline import nodes_in
 _INFERENCE_CHECKS = ("is_inference",)  # `t.is_inference()`, `torch.is_inference_mode_enabled()`
 
 
+def asks_is_inference(outline, function) -> bool:
+    """Whether `function` asks whether a tensor (or the mode) is inference: a method that
+    does is taken to rebuild what it caches when it is called outside the mode."""
+    return any(check in outline.source(function) for check in _INFERENCE_CHECKS)
+
+
 class LazyCaches:
     """The lazy caches of one module's classes (`stores`) and the scopes autograd records."""
 
@@ -57,7 +63,7 @@ class LazyCaches:
                 for node in nodes_in(methods[name].body):
                     found.setdefault(methods[name], set()).update(self_stores(node))
         return {method: names for method, names in found.items()
-                if names and not any(check in self.outline.source(method) for check in _INFERENCE_CHECKS)}
+                if names and not asks_is_inference(self.outline, method)}
 
     @cached_property
     def classes_run_under_inference(self) -> FrozenSet[str]:

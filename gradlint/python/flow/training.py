@@ -3,7 +3,7 @@ optimizer step. Saving an inference tensor for backward only matters there (§1)
 from __future__ import annotations
 
 import ast
-from typing import Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.callers import Callers, calls_of
@@ -23,9 +23,12 @@ class TrainingReach:
 
     Callers are found by name (`gradlint.python.flow.callers`)."""
 
-    def __init__(self, outline: Outline, callers: Callers, enclosing: Dict[int, Optional[ast.AST]]) -> None:
+    def __init__(self, outline: Outline, callers: Callers, enclosing: Dict[int, Optional[ast.AST]],
+                 forward_callers: Callable[[ast.AST], List[ast.AST]] = lambda forward: []) -> None:
         self.outline = outline
         self.callers = callers
+        # a module's `forward` is called through its instances (`model(x)`), not by name
+        self.forward_callers = forward_callers
         self.enclosing = enclosing  # a function nested in another is called from that one only
         self._itself: Dict[int, bool] = {}
         self._answers: Dict[int, bool] = {}
@@ -46,7 +49,10 @@ class TrainingReach:
             if not isinstance(current, FUNCTION_DEFINITIONS):
                 continue  # the module's top level has no caller
             around = self.enclosing.get(id(current))
-            for caller in [around] if around is not None else self.callers.scopes_calling(current.name):
+            callers = [around] if around is not None else self.callers.scopes_calling(current.name)
+            if around is None and current.name == "forward":
+                callers = [*callers, *self.forward_callers(current)]
+            for caller in callers:
                 if id(caller) not in seen:
                     seen.add(id(caller))
                     pending.append(caller)
