@@ -227,20 +227,17 @@ PROJECT_ENTRY = "main.py"
 
 
 @dataclass(frozen=True)
-class ProjectFixture:
+class ProjectFixture(Fixture):
     """A folder of modules that import each other (`fixtures/python/<CODE>/<case>/`),
     checked as `gradlint check <folder>` checks them: every module, then the importers of
-    modules that export summaries again (`gradlint.python.project`). `main.py` is the
-    program (the oracle runs it, its modules beside it) and holds the `oracle:` and
-    `gradlint:` directives; expectations sit in any module, and the snapshot is
-    `<case>.snap` beside the folder."""
-
-    folder: str
-    code: str
+    modules that export summaries again (`gradlint.python.project`). `path` is its
+    `main.py`, the program (the oracle runs it, its modules beside it), which holds the
+    `oracle:` and `gradlint:` directives; expectations sit in any module, and the snapshot
+    is `<case>.snap` beside the folder."""
 
     @property
-    def path(self) -> str:
-        return os.path.join(self.folder, PROJECT_ENTRY)
+    def folder(self) -> str:
+        return os.path.dirname(self.path)
 
     @property
     def id(self) -> str:
@@ -258,19 +255,6 @@ class ProjectFixture:
         return sorted(os.path.join(self.folder, name) for name in os.listdir(self.folder)
                       if name.endswith(".py") and _is_case(name))
 
-    @property
-    def text(self) -> str:
-        with open(self.path, "rb") as handle:
-            return handle.read().decode("utf-8")
-
-    @property
-    def source(self) -> str:
-        return self.text
-
-    @property
-    def language(self):
-        return language_for(self.path)
-
     def expected(self) -> List[Expectation]:
         found = []
         for path in self.files():
@@ -278,14 +262,6 @@ class ProjectFixture:
                 text = handle.read().decode("utf-8")
             found += [replace(expectation, file=os.path.basename(path)) for expectation in parse_expectations(text)]
         return found
-
-    def selection(self) -> Tuple[str, ...]:
-        match = _SELECT.search(self.text)
-        return _codes(match) if match else (self.code,)
-
-    @property
-    def unsafe_fixes(self) -> bool:
-        return bool(_UNSAFE.search(self.text))
 
 
 def project_findings(fixture: ProjectFixture) -> list:
@@ -309,7 +285,8 @@ def project_fixtures() -> List[ProjectFixture]:
         code_dir = os.path.join(FIXTURES, "python", code)
         if not re.fullmatch(r"GL\d{3}", code) or not os.path.isdir(code_dir):
             continue
-        found.extend(ProjectFixture(os.path.join(code_dir, name), code) for name in sorted(os.listdir(code_dir))
+        found.extend(ProjectFixture(os.path.join(code_dir, name, PROJECT_ENTRY), code)
+                     for name in sorted(os.listdir(code_dir))
                      if os.path.isdir(os.path.join(code_dir, name)) and not name.startswith((".", "_")))
     return found
 
