@@ -132,7 +132,7 @@ class _Job:
         try:
             raw, status = read_bytes_and_status(path)  # the status before the read: a later change moves it
         except SourceError as error:
-            return FileReport(path, error=f"{path}: cannot read: {error}"), None
+            return FileReport(path, error=f"{path}: cannot read: {error}"), None, None
         stamp = settled_stamp(status)
         # The hash of the bytes linted here, not of those the lookup read: they may differ.
         digest = content_hash(raw) if self.cache_dir is not None else None

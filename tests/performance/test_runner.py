@@ -45,9 +45,9 @@ def count_linted(monkeypatch):
     calls = []
     original = Linter.check_path
 
-    def counting(self, path, raw=None):
+    def counting(self, path, raw=None, project=None):
         calls.append(path)
-        return original(self, path, raw)
+        return original(self, path, raw, project)
 
     monkeypatch.setattr(Linter, "check_path", counting)
     return calls
