@@ -18,14 +18,20 @@ class GuardThreadLocal(Rule):
     `torch.set_grad_enabled(False)` (a `with` or a decorator), `threading.Thread(...).start()`
     (also through a name bound to the thread) or work handed to a thread pool:
     `submit`/`map` on a `concurrent.futures.ThreadPoolExecutor`, `apply`/`apply_async`/
-    `map`/`imap`/`starmap` on a `multiprocessing.pool.ThreadPool`.
+    `map`/`imap`/`starmap` on a `multiprocessing.pool.ThreadPool`. A bare
+    `torch.set_grad_enabled(False)` statement counts as a guard from its statement to the
+    end of its block (or to a `set_grad_enabled(True)` statement); at module level, as a
+    service switches grad off at import, it reaches every function of the module.
 
     Not reported when the function the thread runs turns grad off itself: the `target=` of
     the thread (the `function` of a `Timer`), or the function handed to the pool, is a
     function or method of the same module that is decorated with a grad-off guard or whose
     body enters one in a `with` statement of its own (not nested in a loop or an `if`; the
     statements before it are taken for setup), also through `functools.partial(f, ...)` or
-    `lambda: f(...)`; with several definitions of that name, every one must. Functions
+    `lambda: f(...)`, or a lookup in a registry of the module (`self.routes[path]`) whose
+    every stored function does (a function stored by a decorator, `@app.get("/predict")`,
+    gets what the decorators below it made, so a guard decorator above it does not count);
+    with several definitions of that name, every one must. Functions
     imported from other modules are not read. Library methods known to turn grad off
     themselves count too, by method name, when the module defines no method of that name:
     `generate` (transformers' `GenerationMixin.generate` is decorated with
@@ -39,8 +45,8 @@ class GuardThreadLocal(Rule):
     enabled.
 
     In Python (torch-semantics §3): a `threading.Thread` or a `ThreadPoolExecutor` task
-    started inside inference mode sees it off and grad mode on; inside `no_grad()` the task
-    still runs with grad mode on. (`DataLoader` worker processes are a different case: fork
+    started inside inference mode sees it off and grad mode on; inside `no_grad()`, or after
+    `torch.set_grad_enabled(False)` as a statement, the task still runs with grad mode on. (`DataLoader` worker processes are a different case: fork
     copies the mode, §3; not reported.)
 
     ## Example
@@ -99,7 +105,8 @@ class GuardThreadLocal(Rule):
     ## Known limitations
     - Python: only threads and the pools named above, recognised in the file; a pool passed
       in as a parameter, a thread started in a helper the block calls, and processes are not
-      reported.
+      reported. A module-level switch is taken to be on in every function of the module
+      (called after the import); a switch set in another module is not seen.
     - C++: only `std::thread`, `std::jthread`, `std::async` and vectors of threads; other
       thread pools (`pool.enqueue(...)`), `pthread_create` and a helper that starts the
       thread are not seen.
@@ -114,5 +121,8 @@ class GuardThreadLocal(Rule):
     summary = "Thread started inside a grad-mode guard does not inherit it"
     severity = Severity.WARNING
     # The guard first: it is rarer than a thread, and the statement holding a finding names it.
+    # A module-level `set_grad_enabled(False)` reaches threads started in any function of the
+    # module, which the partial parse would leave out (the screen keeps this rare).
+    needs_whole_module = True
     prefilter = {"python": (r"\b(?:no_grad|inference_mode|set_grad_enabled)\b", r"\b(?:Thread|ThreadPoolExecutor|ThreadPool|Pool)\b"),
                  "cpp": (r"InferenceMode|NoGradGuard|AutoGradMode", r"std\s*::\s*(?:j?thread|async)")}
