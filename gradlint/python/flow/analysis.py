@@ -42,6 +42,11 @@ class InferenceFlow:
         self._scope_list: List[Tuple[FunctionNode, Optional[str]]] = []
         self.enclosing: Dict[int, Optional[FunctionNode]] = {}  # a nested function -> the function around it
         self._index(outline.module.body, None)
+        # (id of a function, name) -> a function defined directly in it; two of a name: neither
+        self.nested: Dict[Tuple[int, str], Optional[FunctionNode]] = {}
+        for function, around in self._scope_list_with_enclosing():
+            key = (id(around), function.name)
+            self.nested[key] = None if key in self.nested else function
         by_name: Dict[str, List[FunctionNode]] = {}
         for (_, method), function in self.methods.items():
             by_name.setdefault(method, []).append(function)
@@ -105,6 +110,12 @@ class InferenceFlow:
                     self._index(getattr(statement, field, None) or (), klass, top, enclosing)
                 for clause in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or ():
                     self._index(clause.body, klass, top, enclosing)
+
+    def _scope_list_with_enclosing(self) -> Iterator[Tuple[FunctionNode, FunctionNode]]:
+        for function, klass in self._scope_list:
+            around = self.enclosing.get(id(function))
+            if around is not None and klass is None:
+                yield function, around
 
     def _module_classes(self) -> Iterator[str]:
         """Classes of this module that are `nn.Module`s (directly or through each other)."""
@@ -366,6 +377,9 @@ class InferenceFlow:
         instance of a module class (`self.rotary_emb(n)`, `model(x)`)."""
         func = call.func
         if isinstance(func, ast.Name):
+            nested = self._nested_function(func.id, function)
+            if nested is not None:
+                return nested
             if func.id in self.classes:
                 return self.methods.get((func.id, "__init__"))  # `Cls(...)` runs `Cls.__init__`
             found = self.functions.get(func.id)
@@ -385,6 +399,16 @@ class InferenceFlow:
         found = self._forward_of(func, klass, function)
         # `predictor.predict(x)`: a method name that only one class of this module defines
         return found if found is not None else self.unique_methods.get(func.attr)
+
+    def _nested_function(self, name: str, function: Optional[FunctionNode]) -> Optional[FunctionNode]:
+        """The function named `name` defined in `function` (or in a function around it, which
+        Python's scopes reach first): a helper `def` nested in the code that calls it."""
+        while function is not None:
+            found = self.nested.get((id(function), name))
+            if found is not None:
+                return found
+            function = self.enclosing.get(id(function))
+        return None
 
     def _forward_of(self, called: ast.AST, klass: Optional[str], function: Optional[FunctionNode]):
         """`forward` of the module class whose instance `called` surely is (torch-semantics §1b)."""

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import List, Optional, Sequence, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
-from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name
+from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name, target_names
 from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, Use, element_of
 
 # Which kinds of value each event needs when the value is passed to a function that does it.
@@ -42,6 +42,9 @@ class Sinks:
                                     and not any(self._returns_tracked(node) for node in facts.operations)):
             return
         self.converted_back(facts.operations, state)
+        outer = state
+        if facts.comprehensions:
+            state = self._comprehension_state(facts.comprehensions, state)
         for node in facts.operations:
             if isinstance(node, ast.Call):
                 self._call_operation(node, state)
@@ -50,6 +53,19 @@ class Sinks:
                 self._saving_operands(node, [node.left, node.right], state, saved=(1,))
             else:
                 self._saving_operands(node, [node.left, node.right], state)
+        if state is not outer:  # what the operations stored (a container filled) stays; the targets do not
+            targets = {key for comprehension in facts.comprehensions for generator in comprehension.generators
+                       for key in target_names(generator.target)}
+            outer.update((key, taint) for key, taint in state.items() if key not in targets)
+
+    def _comprehension_state(self, comprehensions, state: State) -> State:
+        """The state inside the comprehensions: each `for target in iterable` binds its target
+        as a loop does (an outer one first, so inner ones may read it)."""
+        scoped = dict(state)
+        for comprehension in comprehensions:
+            for generator in comprehension.generators:
+                self.bind(generator.target, self.element(generator.iter, scoped), scoped, self.statement)
+        return scoped
 
     def _returns_tracked(self, node: ast.AST) -> bool:
         if not isinstance(node, ast.Call):

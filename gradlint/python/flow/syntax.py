@@ -83,6 +83,9 @@ def contains(outer: ast.AST, inner: ast.AST) -> bool:
     return (outer.lineno, outer.col_offset) <= start < (outer.end_lineno, outer.end_col_offset)
 
 
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
 @dataclass(frozen=True)
 class ExpressionFacts:
     """An expression's parts that can be sinks, in the order they run (lambdas left out)."""
@@ -90,12 +93,13 @@ class ExpressionFacts:
     names: FrozenSet[str]  # every name it reads
     operations: Tuple[ast.AST, ...]  # calls and `*`/`@`/`/` operations, outermost first
     fills: Tuple[ast.Call, ...]  # `x.append(v)` and the like: a container takes a value
+    comprehensions: Tuple[ast.AST, ...] = ()  # list/set/dict comprehensions and generators, outermost first
 
 
 def expression_facts(expression: ast.AST) -> ExpressionFacts:
     from gradlint.python.flow.knowledge import CONTAINER_FILL_METHODS
 
-    names, operations, fills = set(), [], []
+    names, operations, fills, comprehensions = set(), [], [], []
     stack = [expression]
     while stack:
         node = stack.pop()
@@ -110,5 +114,7 @@ def expression_facts(expression: ast.AST) -> ExpressionFacts:
                 fills.append(node)
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.MatMult, ast.Div)):
             operations.append(node)
+        elif isinstance(node, COMPREHENSIONS):
+            comprehensions.append(node)
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    return ExpressionFacts(frozenset(names), tuple(operations), tuple(fills))
+    return ExpressionFacts(frozenset(names), tuple(operations), tuple(fills), tuple(comprehensions))
