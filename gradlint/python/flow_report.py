@@ -179,10 +179,10 @@ def _indentation(outline, statement: ast.stmt) -> str:
     return prefix if not prefix.strip() else ""
 
 
-def flow_diagnostics(file, kind: str, consequence):
+def flow_diagnostics(file, kind: str, consequence, offer_fix: bool = True):
     """One diagnostic per statement torch rejects (events of `kind`): what the value is and
     where it was made, then `consequence(event)` (the operation and the runtime error), with
-    the clone fix. A value passed to a helper that does the rejected operation is reported
+    the clone fix unless `offer_fix` is False. A value passed to a helper that does the rejected operation is reported
     inside the helper, as the traceback shows it, once for all the calls that pass one."""
     outline = file.outline
     if outline is None:
@@ -208,7 +208,7 @@ def flow_diagnostics(file, kind: str, consequence):
             start, end,
             f"`{snippet(outline, subject)}` {is_what(taint)} ({origin_of(outline, event.taint)}"
             f"{passed_to(outline, event)}): {consequence(event)}",
-            clone_fix(outline, flow, event.taint, event.node),
+            clone_fix(outline, flow, event.taint, event.node) if offer_fix else None,
             places,
             carried_by=tuple(outline.span(call)[0] for other in events if other.call is not None
                              for call in (other.call, *other.inner.calls)),

@@ -75,11 +75,10 @@ class ValueRules:
         if isinstance(expression, (ast.Tuple, ast.List, ast.Dict)):
             # `{"codes": [codes]}`: a dict display holds its values (`**other`: what `other` holds)
             elements = expression.values if isinstance(expression, ast.Dict) else expression.elts
-            for element in elements:
-                taint = self.value(element, state)
-                if taint is not None:
-                    return replace(taint, kind=Kind.CONTAINER, origin=expression)
-            return None
+            held = [taint for element in elements for taint in [self.value(element, state)] if taint is not None]
+            # a value made here rather than one passed in: what the caller passes is not the display's own
+            taint = next((taint for taint in held if taint.param is None), held[0] if held else None)
+            return None if taint is None else replace(taint, kind=Kind.CONTAINER, origin=expression)
         if isinstance(expression, (ast.ListComp, ast.GeneratorExp)) and self.in_inference:
             if isinstance(expression.elt, (ast.Call, ast.BinOp)):
                 return Taint(expression, Kind.CONTAINER, region=self.region)

@@ -19,6 +19,7 @@ _PASSED_KINDS = {
     "train_module": (Kind.MODULE, Kind.UNKNOWN),
     "save": (Kind.TENSOR, Kind.CONTAINER, Kind.UNKNOWN),
     "mutate": (Kind.TENSOR, Kind.UNKNOWN),
+    "version": (Kind.TENSOR, Kind.UNKNOWN),
     "requires_grad": (Kind.TENSOR, Kind.UNKNOWN),
     "requires_grad_of_module": (Kind.MODULE, Kind.UNKNOWN),
     "mutate_of_module": (Kind.MODULE, Kind.UNKNOWN),
@@ -31,6 +32,8 @@ class Sinks:
         Under the mode nothing is rejected, but containers take what is appended to them;
         outside it, only a tracked name or a call returning a tracked value can reach a sink."""
         facts = self.flow.facts(expression)
+        for read in facts.version_reads:
+            self._version_read(read, state)
         if self.in_inference:
             for call in facts.fills:
                 self._fill(call.func.value, call, state)
@@ -57,6 +60,13 @@ class Sinks:
             targets = {key for comprehension in facts.comprehensions for generator in comprehension.generators
                        for key in target_names(generator.target)}
             outer.update((key, taint) for key, taint in state.items() if key not in targets)
+
+    def _version_read(self, read: ast.Attribute, state: State) -> None:
+        """`t._version` of an inference tensor raises in either mode (§1: inference tensors
+        do not track a version counter): under the mode, of any tensor made there."""
+        taint = self.value(read.value, state)
+        if taint is not None and taint.kind.may_be_tensor and not self.hypothetical:
+            self.event("version", read, read.value, taint)
 
     def _comprehension_state(self, comprehensions, state: State) -> State:
         """The state inside the comprehensions: each `for target in iterable` binds its target

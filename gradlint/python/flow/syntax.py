@@ -84,6 +84,7 @@ def contains(outer: ast.AST, inner: ast.AST) -> bool:
 
 
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+VERSION_ATTRIBUTE = "_version"
 
 
 @dataclass(frozen=True)
@@ -94,12 +95,13 @@ class ExpressionFacts:
     operations: Tuple[ast.AST, ...]  # calls and `*`/`@`/`/` operations, outermost first
     fills: Tuple[ast.Call, ...]  # `x.append(v)` and the like: a container takes a value
     comprehensions: Tuple[ast.AST, ...] = ()  # list/set/dict comprehensions and generators, outermost first
+    version_reads: Tuple[ast.Attribute, ...] = ()  # `x._version`: inference tensors have no version counter
 
 
 def expression_facts(expression: ast.AST) -> ExpressionFacts:
     from gradlint.python.flow.knowledge import CONTAINER_FILL_METHODS
 
-    names, operations, fills, comprehensions = set(), [], [], []
+    names, operations, fills, comprehensions, version_reads = set(), [], [], [], []
     stack = [expression]
     while stack:
         node = stack.pop()
@@ -116,5 +118,8 @@ def expression_facts(expression: ast.AST) -> ExpressionFacts:
             operations.append(node)
         elif isinstance(node, COMPREHENSIONS):
             comprehensions.append(node)
+        elif isinstance(node, ast.Attribute) and node.attr == VERSION_ATTRIBUTE:
+            version_reads.append(node)
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    return ExpressionFacts(frozenset(names), tuple(operations), tuple(fills), tuple(comprehensions))
+    return ExpressionFacts(frozenset(names), tuple(operations), tuple(fills), tuple(comprehensions),
+                           tuple(version_reads))

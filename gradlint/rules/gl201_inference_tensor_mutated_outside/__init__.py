@@ -18,7 +18,10 @@ class InferenceTensorMutatedOutside(Rule):
     attributes (also when one method stores the value and another updates it),
     containers filled and then iterated, and into same-module functions that update a
     parameter in place. Rebinding, `.clone()` and out-of-place results end the tracking.
-    A nested `torch.inference_mode(False)` counts as outside. A number that accumulates
+    A nested `torch.inference_mode(False)` counts as outside. Reading `x._version`
+    (code that records a tensor's version to notice later edits) is reported in either
+    mode, since an inference tensor has no version counter, with no fix (a clone made
+    under the mode is an inference tensor too). A number that accumulates
     tensors under the mode (`total = 0`, then `total += F.cross_entropy(...)` in the block)
     is an inference tensor afterwards, so `total /= n` after the block is reported too.
     A call of a module (a name built from `torch.nn.<Class>(...)` or a module class of the
@@ -60,7 +63,9 @@ class InferenceTensorMutatedOutside(Rule):
     returns the tensor itself, and `torch.no_grad()` or a nested
     `torch.inference_mode(False)` does not help. `t.resize_()` even resizes the tensor
     before it raises. Writes through `t.detach()` or `t.data` do not raise (they silently
-    change `t`), so gradlint does not report them as this error.
+    change `t`), so gradlint does not report them as this error. `t._version` raises
+    `Inference tensors do not track version counter.` inside inference mode as well as
+    outside (§1).
 
     In C++ the same (torch-semantics §7a): `c10::Error` with the same message, also for
     `index_put_`, `copy_` and `view(...).add_(...)`.

@@ -7,5 +7,8 @@ screen = Screen("inference mode surely on (torch's guard or the module's own)", 
 
 
 def check(file):
-    return flow_diagnostics(file, "mutate", lambda event: (
+    yield from flow_diagnostics(file, "mutate", lambda event: (
         "in-place updates fail"))
+    # A clone made under the mode is an inference tensor too: no fix where the read may run there.
+    yield from flow_diagnostics(file, "version", lambda event: (
+        "reading `._version` fails, in either mode (torch-semantics §1)"), offer_fix=False)
