@@ -11,4 +11,4 @@ def check(file):
         "in-place updates fail"))
     # A clone made under the mode is an inference tensor too: no fix where the read may run there.
     yield from flow_diagnostics(file, "version", lambda event: (
-        "reading `._version` fails, in either mode (torch-semantics §1)"), offer_fix=False)
+        "`._version` raises (torch-semantics §1)"), offer_fix=False)

@@ -130,13 +130,10 @@ def check(file):
                 continue
             reported.add(id(node))
             if isinstance(guard, cst.Call):  # a switch: on from its statement on
-                where = f"after `{quoted(file.code_for(guard))}` at {file.place_of(guard)}"
+                claim = f"after `{quoted(file.code_for(guard))}` ({file.place_of(guard)}): threads run with grad"
             else:
-                where = f"inside `{quoted(file.code_for(guard.node))}`"
-            yield file.diagnostic(
-                node,
-                f"`{quoted(file.code_for(node.func))}(...)` {where}: the thread runs without it (torch-semantics §3)",
-            )
+                claim = f"inside `{quoted(file.code_for(guard.node))}`: the thread runs without it"
+            yield file.diagnostic(node, f"`{quoted(file.code_for(node.func))}(...)` {claim} (torch-semantics §3)")
 
 
 def _grad_off_code(file):
