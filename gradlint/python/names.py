@@ -11,7 +11,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from gradlint.python.guards import STAR_EXPORTS
+from gradlint.python.imports import import_bindings
 
 
 def dotted(node: cst.BaseExpression) -> Optional[str]:
@@ -198,33 +198,21 @@ def _parameters(parameters: cst.Parameters) -> Iterator[cst.Param]:
 
 
 def _import_bindings(statement) -> Iterator[Tuple[str, Optional[str]]]:
-    """(local name, qualified name or None when unknown) for each name an import binds."""
+    """(local name, qualified name or None when unknown) for each name an import binds
+    (`gradlint.python.imports`, from the libcst statement's parts)."""
     if isinstance(statement, cst.Import):
-        for alias in statement.names:
-            full = dotted(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                yield alias.asname.name.value, full
-            else:
-                root = full.split(".")[0]
-                yield root, root
-        return
+        return import_bindings(_aliases(statement.names))
     source = dotted(statement.module) if statement.module else None
-    if statement.relative:
-        source = None  # a module of this package: nothing gradlint knows
-    if isinstance(statement.names, cst.ImportStar):
-        for name in STAR_EXPORTS.get(source or "", ()):
-            yield name, f"{source}.{name}"
-        return
-    for alias in statement.names:
-        imported = dotted(alias.name)
-        if imported is None:
-            continue
-        local = imported
-        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-            local = alias.asname.name.value
-        yield local, None if source is None else source + "." + imported
+    aliases = [("*", None)] if isinstance(statement.names, cst.ImportStar) else _aliases(statement.names)
+    return import_bindings(aliases, source, from_import=True, relative=bool(statement.relative))
+
+
+def _aliases(names) -> Iterator[Tuple[str, Optional[str]]]:
+    for alias in names:
+        written = dotted(alias.name)
+        if written is not None:
+            named = alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+            yield written, alias.asname.name.value if named else None
 
 
 def _binding_targets(node) -> Iterator[cst.CSTNode]:
@@ -232,16 +220,12 @@ def _binding_targets(node) -> Iterator[cst.CSTNode]:
     if isinstance(node, cst.Assign):
         for target in node.targets:
             yield target.target
-    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
-        yield node.target
-    elif isinstance(node, cst.For):
+    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.Del)):
         yield node.target
     elif isinstance(node, cst.WithItem) and node.asname is not None:
         yield node.asname.name
     elif isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler)) and node.name is not None:
         yield node.name.name
-    elif isinstance(node, cst.Del):
-        yield node.target
     elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
         yield node.name
     elif isinstance(node, cst.MatchMapping) and node.rest is not None:

@@ -20,7 +20,8 @@ from functools import cached_property
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from gradlint.diagnostics import Diagnostic, LineIndex
-from gradlint.python.guards import STAR_EXPORTS, canonical_guard
+from gradlint.python.guards import canonical_guard
+from gradlint.python.imports import import_bindings
 
 FunctionDefinition = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -135,18 +136,14 @@ class Outline:
         """Local name -> every qualified name an import binds it to, wherever the import is."""
         bindings: Dict[str, Set[str]] = {}
         for statement, _ in self.statements_of(ast.Import, ast.ImportFrom):
+            aliases = ((alias.name, alias.asname) for alias in statement.names)
             if isinstance(statement, ast.Import):
-                for alias in statement.names:
-                    local = alias.asname or alias.name.split(".")[0]
-                    bindings.setdefault(local, set()).add(alias.name if alias.asname else local)
-            elif statement.module and not statement.level:
-                for alias in statement.names:
-                    if alias.name != "*":
-                        bindings.setdefault(alias.asname or alias.name, set()).add(
-                            statement.module + "." + alias.name)
-                    else:
-                        for name in STAR_EXPORTS.get(statement.module, ()):
-                            bindings.setdefault(name, set()).add(statement.module + "." + name)
+                bound = import_bindings(aliases)
+            else:
+                bound = import_bindings(aliases, statement.module, from_import=True, relative=bool(statement.level))
+            for local, qualified in bound:
+                if qualified is not None:
+                    bindings.setdefault(local, set()).add(qualified)
         return bindings
 
     def qualified_names(self, node: ast.AST) -> FrozenSet[str]:
