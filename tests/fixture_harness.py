@@ -288,34 +288,40 @@ def project_fixtures() -> List[ProjectFixture]:
         found.extend(ProjectFixture(os.path.join(code_dir, name, PROJECT_ENTRY), code)
                      for name in sorted(os.listdir(code_dir))
                      if os.path.isdir(os.path.join(code_dir, name)) and not name.startswith((".", "_")))
+
+def _cases(language_dir: str) -> List[Tuple[str, str]]:
+    """(path, the folder's rule code) of every case in `fixtures/<language>/<CODE>/`."""
+    found = []
+    for code in sorted(os.listdir(language_dir)):
+        code_dir = os.path.join(language_dir, code)
+        if re.fullmatch(r"GL\d{3}", code) and os.path.isdir(code_dir):
+            found.extend((os.path.join(code_dir, name), code) for name in sorted(os.listdir(code_dir))
+                         if _is_case(name) and os.path.isfile(os.path.join(code_dir, name)))
     return found
 
 
 def all_fixtures() -> List[Fixture]:
+    """The source-file fixtures of every language; notebooks (a JSON document of cells) are
+    `notebook_fixtures`."""
     found = []
     for language in sorted(os.listdir(FIXTURES)):
         language_dir = os.path.join(FIXTURES, language)
-        if not os.path.isdir(language_dir):
-            continue
-        for code in sorted(os.listdir(language_dir)):
-            code_dir = os.path.join(language_dir, code)
-            if not re.fullmatch(r"GL\d{3}", code) or not os.path.isdir(code_dir):
-                continue
-            found.extend(Fixture(os.path.join(code_dir, name), code)
-                         for name in sorted(os.listdir(code_dir))
-                         if _is_case(name) and os.path.isfile(os.path.join(code_dir, name)))
+        if os.path.isdir(language_dir) and language_dir != NOTEBOOKS:
+            found.extend(Fixture(path, code) for path, code in _cases(language_dir))
     return found
 
 
 @dataclass(frozen=True)
 class NotebookFixture:
-    """A notebook in fixtures/notebook: expectations and `gradlint:` directives in code cells."""
+    """A notebook in fixtures/notebook/<CODE>/: expectations and `gradlint:` directives in code cells."""
 
     path: str
+    code: str  # the folder's rule code
 
     @property
     def name(self) -> str:
-        return os.path.basename(self.path)
+        """`GL402/eval_then_finetune.ipynb`"""
+        return os.path.relpath(self.path, NOTEBOOKS)
 
     @property
     def raw(self) -> bytes:
@@ -339,8 +345,9 @@ class NotebookFixture:
                 for expectation in parse_expectations(source, cell=index)]
 
     def selection(self) -> Tuple[str, ...]:
-        return tuple(code for _, source in self.code_cells() for match in _SELECT.finditer(source)
-                     for code in _codes(match))
+        selected = tuple(code for _, source in self.code_cells() for match in _SELECT.finditer(source)
+                         for code in _codes(match))
+        return selected or (self.code,)
 
     @property
     def unsafe_fixes(self) -> bool:
@@ -356,5 +363,4 @@ def notebook_code_cells(raw: bytes):
 
 
 def notebook_fixtures() -> List[NotebookFixture]:
-    return [NotebookFixture(os.path.join(NOTEBOOKS, name)) for name in sorted(os.listdir(NOTEBOOKS))
-            if name.endswith(".ipynb") and not name.endswith(".fixed.ipynb")]
+    return [NotebookFixture(path, code) for path, code in _cases(NOTEBOOKS) if path.endswith(".ipynb")]

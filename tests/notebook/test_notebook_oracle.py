@@ -30,8 +30,8 @@ def run_cells(name: str) -> dict:
 
 
 CASES = [
-    ("inference_tensor_across_cells", RuntimeError, E_INPLACE),
-    ("generated_string_sources", TypeError, E_GUARD_CLASS),
+    ("GL201/inference_tensor_across_cells", RuntimeError, E_INPLACE),
+    ("GL402/generated_string_sources", TypeError, E_GUARD_CLASS),
 ]
 
 
