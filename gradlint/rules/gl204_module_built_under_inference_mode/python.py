@@ -22,5 +22,5 @@ def check(file):
             *outline.span(event.taint.origin),
             f"module `{snippet(outline, event.subject)}` {'converted' if converted else 'built'} under inference mode "
             f"is trained at {outline.place_of(event.node)}{passed_through(outline, event)}: no weight gradients; "
-            f"{'convert a copy' if converted else 'build it outside the block'}",
+            f"{'convert a copy' if converted else 'build it outside'}",
         )
