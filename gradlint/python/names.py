@@ -6,12 +6,13 @@ read scope by scope (`ScopedNames`), answer what the rules ask (`T.no_grad` ->
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Iterator, Optional, Tuple
 
 import libcst as cst
 
 from gradlint.python.imports import import_bindings
+from gradlint.python.scoped_names import CLASS, COMPREHENSION, FUNCTION, Syntax
+from gradlint.python.scoped_names import ScopedNames as GenericScopedNames
 
 
 def dotted(node: cst.BaseExpression) -> Optional[str]:
@@ -26,151 +27,67 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
 
 _FUNCTION_SCOPES = ("FunctionDef", "Lambda")
 _COMPREHENSIONS = ("ListComp", "SetComp", "DictComp", "GeneratorExp")
+_SCOPE_KINDS = {**dict.fromkeys(_FUNCTION_SCOPES, FUNCTION), "ClassDef": CLASS,
+                **dict.fromkeys(_COMPREHENSIONS, COMPREHENSION)}
 
 
-@dataclass
-class _Scope:
-    """The names one scope binds: name -> [(qualified name or None, binding node,
-    whether it sits in an `except` handler)], and its `global`/`nonlocal` declarations."""
+class _LibcstSyntax(Syntax):
+    """libcst's answers to `gradlint.python.scoped_names.Syntax`."""
 
-    node: cst.CSTNode
-    bindings: Dict[str, List[Tuple[Optional[str], cst.CSTNode, bool]]] = field(default_factory=dict)
-    declared_global: Set[str] = field(default_factory=set)
-    declared_nonlocal: Set[str] = field(default_factory=set)
+    def __init__(self, children: Callable) -> None:
+        self._children = children
 
-    def bind(self, name: str, qualified: Optional[str], node: cst.CSTNode, in_handler: bool) -> None:
-        self.bindings.setdefault(name, []).append((qualified, node, in_handler))
+    def dotted(self, node) -> Optional[str]:
+        return dotted(node)
+
+    def scope_kind(self, node) -> Optional[str]:
+        return _SCOPE_KINDS.get(type(node).__name__)
+
+    def inside(self, scope, child, node, parent) -> bool:
+        if self.scope_kind(scope) == COMPREHENSION:
+            return not _is_outermost_iterable(scope, child, node, parent)
+        return child is scope.body
+
+    def own_bindings(self, scope):
+        kind = type(scope).__name__
+        if kind in _FUNCTION_SCOPES:
+            return [(param.name.value, param) for param in _parameters(scope.params)]
+        found = []
+        comp_for = scope.for_in if kind in _COMPREHENSIONS else None
+        while comp_for is not None:
+            found.extend((name, comp_for) for name in _target_names(comp_for.target))
+            comp_for = comp_for.inner_for_in
+        return found
+
+    def statements(self, scope):
+        return self._children(scope if isinstance(scope, cst.Module) else scope.body)
+
+    def definition_name(self, node) -> Optional[str]:
+        return node.name.value if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else None
+
+    def import_bindings(self, node):
+        return _import_bindings(node) if isinstance(node, (cst.Import, cst.ImportFrom)) else None
+
+    def declared(self, node):
+        if isinstance(node, cst.Global):
+            return "global", [item.name.value for item in node.names]
+        if isinstance(node, cst.Nonlocal):
+            return "nonlocal", [item.name.value for item in node.names]
+        return "", ()
+
+    def bound_names(self, node):
+        for target in _binding_targets(node):
+            yield from _target_names(target)
+
+    def is_handler(self, node) -> bool:
+        return isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler))
 
 
-class ScopedNames:
-    """Qualified names resolved as Python resolves a name where it is read: the innermost
-    function, lambda, comprehension or class body that binds it (by a parameter, an
-    assignment, an import, a loop or `with` target...), with `global` and `nonlocal`
-    followed, then the module. A name some scope binds other than by importing it is not
-    the imported guard: `def run(torch): torch.no_grad` resolves to nothing.
-
-    `parent(node)` and `order(node)` come from the file's shared walk; `children(node)` gives
-    the code children in source order. Scopes are read lazily, each once."""
+class ScopedNames(GenericScopedNames):
+    """Scope-aware names over libcst's tree (`gradlint.python.scoped_names`)."""
 
     def __init__(self, module: cst.Module, parent: Callable, order: Callable, children: Callable) -> None:
-        self.module = module
-        self._parent = parent
-        self._order = order
-        self._children = children
-        self._scopes: Dict[int, _Scope] = {}
-
-    def qualified_name(self, node: cst.BaseExpression) -> Optional[str]:
-        written = dotted(node)
-        if written is None:
-            return None
-        head, _, rest = written.partition(".")
-        target = self._resolve(head, node)
-        if target is None:
-            return None
-        return target + ("." + rest if rest else "")
-
-    # -- where a name is read ---------------------------------------------------------------
-
-    def _enclosing_scopes(self, node: cst.CSTNode) -> List[cst.CSTNode]:
-        """The scope nodes whose names `node` can see, innermost first, the module last."""
-        chain: List[cst.CSTNode] = []
-        child, current = node, self._parent(node)
-        seen_function = False
-        while current is not None:
-            kind = type(current).__name__
-            if kind in _FUNCTION_SCOPES and child is current.body:
-                chain.append(current)
-                seen_function = True
-            elif kind == "ClassDef" and child is current.body and not seen_function:
-                chain.append(current)  # a class body is seen by its own code, not by its methods
-            elif kind in _COMPREHENSIONS and not _is_outermost_iterable(current, child, node, self._parent):
-                chain.append(current)
-                seen_function = True
-            child, current = current, self._parent(current)
-        chain.append(self.module)
-        return chain
-
-    def _resolve(self, name: str, node: cst.CSTNode) -> Optional[str]:
-        only = None  # "module" after `global name`, "function" after `nonlocal name`
-        for index, scope_node in enumerate(self._enclosing_scopes(node)):
-            is_module = scope_node is self.module
-            if only == "module" and not is_module:
-                continue
-            if only == "function" and (is_module or type(scope_node).__name__ not in _FUNCTION_SCOPES):
-                continue
-            scope = self._scope(scope_node)
-            if name in scope.declared_global:
-                only = "module"
-                continue
-            if name in scope.declared_nonlocal:
-                only = "function"
-                continue
-            bindings = scope.bindings.get(name)
-            if bindings:
-                return self._value(bindings, node, use_in_scope=index == 0)
-        return None
-
-    def _value(self, bindings, node: cst.CSTNode, use_in_scope: bool) -> Optional[str]:
-        """The qualified name the binding in force at `node` gives: the last one before it
-        in its own scope (the last of all when it is read from an inner scope, which runs
-        later); an `except` handler's fallback only when nothing else binds the name."""
-        usual = [binding for binding in bindings if not binding[2]] or bindings
-        if use_in_scope:
-            rank = self._order(node)
-            if rank is not None:
-                before = [binding for binding in usual if (self._order(binding[1]) or 0) < rank]
-                usual = before or usual
-        return usual[-1][0]
-
-    # -- what a scope binds -----------------------------------------------------------------
-
-    def _scope(self, scope_node: cst.CSTNode) -> _Scope:
-        scope = self._scopes.get(id(scope_node))
-        if scope is not None:
-            return scope
-        scope = self._scopes[id(scope_node)] = _Scope(scope_node)
-        kind = type(scope_node).__name__
-        if kind in _FUNCTION_SCOPES:
-            for param in _parameters(scope_node.params):
-                scope.bind(param.name.value, None, param, False)
-            self._collect(scope, scope_node.body)
-        elif kind in _COMPREHENSIONS:
-            comp_for = scope_node.for_in
-            while comp_for is not None:
-                for name in _target_names(comp_for.target):
-                    scope.bind(name, None, comp_for, False)
-                comp_for = comp_for.inner_for_in
-        elif kind == "ClassDef":
-            self._collect(scope, scope_node.body)
-        else:
-            self._collect(scope, scope_node)
-        return scope
-
-    def _collect(self, scope: _Scope, root: cst.CSTNode) -> None:
-        stack: List[Tuple[cst.CSTNode, bool]] = [(child, False) for child in reversed(self._children(root))]
-        while stack:
-            node, in_handler = stack.pop()
-            kind = type(node).__name__
-            if kind in ("FunctionDef", "ClassDef"):
-                scope.bind(node.name.value, None, node, in_handler)
-                continue  # its body is a scope of its own
-            if kind in ("Lambda",) + _COMPREHENSIONS:
-                continue
-            if kind in ("Import", "ImportFrom"):
-                for name, qualified in _import_bindings(node):
-                    scope.bind(name, qualified, node, in_handler)
-                continue
-            if kind == "Global":
-                scope.declared_global.update(item.name.value for item in node.names)
-                continue
-            if kind == "Nonlocal":
-                scope.declared_nonlocal.update(item.name.value for item in node.names)
-                continue
-            for target in _binding_targets(node):
-                for name in _target_names(target):
-                    scope.bind(name, None, node, in_handler)
-            handler = in_handler or kind == "ExceptHandler" or kind == "ExceptStarHandler"
-            stack.extend((child, handler) for child in reversed(self._children(node)))
+        super().__init__(_LibcstSyntax(children), module, parent, order, children)
 
 
 def _is_outermost_iterable(comprehension, child, node, parent) -> bool:

@@ -20,8 +20,8 @@ from functools import cached_property
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from gradlint.diagnostics import Diagnostic, LineIndex
+from gradlint.python.ast_names import dotted_name, statement_bindings
 from gradlint.python.guards import canonical_guard
-from gradlint.python.imports import import_bindings
 
 FunctionDefinition = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -46,18 +46,6 @@ def parse_outline(text: str) -> Optional["Outline"]:
     finally:
         if collecting:
             gc.enable()
-
-
-def dotted_name(node: ast.AST) -> Optional[str]:
-    """`a.b.c` for an attribute chain on a name, None for anything else."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def literal_bool(node: Optional[ast.AST]) -> Optional[bool]:
@@ -136,15 +124,22 @@ class Outline:
         """Local name -> every qualified name an import binds it to, wherever the import is."""
         bindings: Dict[str, Set[str]] = {}
         for statement, _ in self.statements_of(ast.Import, ast.ImportFrom):
-            aliases = ((alias.name, alias.asname) for alias in statement.names)
-            if isinstance(statement, ast.Import):
-                bound = import_bindings(aliases)
-            else:
-                bound = import_bindings(aliases, statement.module, from_import=True, relative=bool(statement.level))
-            for local, qualified in bound:
+            for local, qualified in statement_bindings(statement):
                 if qualified is not None:
                     bindings.setdefault(local, set()).add(qualified)
         return bindings
+
+    @cached_property
+    def _scoped_names(self):
+        from gradlint.python.ast_names import scoped_names
+
+        return scoped_names(self.module)
+
+    def resolved_name(self, node: ast.AST) -> Optional[str]:
+        """The qualified name `node` (a name or attribute chain) has where it is read, scope
+        by scope as Python resolves it (`gradlint.python.scoped_names`): what a check reports
+        on. `qualified_names` is every meaning an import anywhere gives: what a screen asks."""
+        return self._scoped_names.qualified_name(node)
 
     def qualified_names(self, node: ast.AST) -> FrozenSet[str]:
         """`T.no_grad` -> {`torch.no_grad`} when `import torch as T`; empty when unknown."""

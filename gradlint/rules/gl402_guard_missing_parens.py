@@ -1,12 +1,8 @@
-from __future__ import annotations  # libcst loads only when a file is parsed
-
 import ast
-
-import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.guards import canonical_guard
-from gradlint.python.outline import INFERENCE_MODE_CLASS, literal_bool
+from gradlint.python.outline import INFERENCE_MODE_CLASS
 from gradlint.rule import Rule
 
 # Calls whose result is not a `bool`, so `inference_mode(...)` takes them for the function to decorate.
@@ -71,135 +67,115 @@ class GuardMissingParens(Rule):
                  r"|\binference_mode\s*\(\s*(?!True\b|False\b|mode\b|\)|[A-Za-z_][\w.]*\s*[,)])"
                  r"|\bset_grad_enabled\s*\(\s*(?:\)|\d)")
     claims = "TypeError"  # not reported inside `pytest.raises(TypeError)` and the like
+    reads_outline_only = True  # CPython's ast says all it needs; the fixes are text edits
 
     def screen_python(self, outline) -> bool:
-        """A `with` item naming a guard class, or calling a guard with an argument it may
-        take for something else."""
-        for statement, _ in outline.statements_of(ast.With, ast.AsyncWith):
-            for item in statement.items:
-                if any(_may_misuse(guard, outline) for guard in outline.guards(item.context_expr)):
-                    return True
-        return False
+        """The check itself: it reads only the outline, as cheaply as a screen would."""
+        return any(True for _ in _findings(outline))
 
     def check_python(self, file):
-        for statement in file.nodes(cst.With):
-            for item in statement.items:
-                if isinstance(item.item, cst.Call):
-                    diagnostic = _non_bool_argument(file, item.item)
-                    if diagnostic is not None:
-                        yield diagnostic
-                    continue
-                guard = canonical_guard(file.qualified_name(item.item))
-                if guard is None:
-                    continue
-                written = file.code_for(item.item)
-                start, end = file.span(item.item)
-                if guard == "set_grad_enabled":
-                    fix = Fix((Edit(end, end, "(False)"),), Safety.DISPLAY_ONLY,
-                              f"Call it with the mode you mean: `{written}(False)` or `{written}(True)`")
-                else:
-                    fix = Fix((Edit(end, end, "()"),), Safety.SAFE, f"Call it: `{written}()`")
-                yield Diagnostic(
-                    start, end,
-                    f"`{quoted(written)}` is the class, not a guard: this `with` raises TypeError; "
-                    f"write `{quoted(written)}({'False' if guard == 'set_grad_enabled' else ''})`",
-                    fix,
-                )
+        if file.outline is not None:
+            yield from _findings(file.outline)
 
 
-def _may_misuse(guard, outline) -> bool:
-    """The screen's test of a `with` item's guard (an `ast` node)."""
-    if not guard.called:
-        return True
-    if guard.qualified == INFERENCE_MODE_CLASS:
-        return False
-    call = guard.node
-    positional = [arg for arg in call.args if not isinstance(arg, ast.Starred)]
-    if guard.kind == "no_grad":
-        return bool(call.args or call.keywords)
-    if guard.kind == "set_grad_enabled":
-        return not (call.args or call.keywords) or (
-            bool(positional) and isinstance(positional[0], ast.Constant) and type(positional[0].value) is int)
-    if guard.kind == "inference_mode":
-        return bool(positional) and _may_be_non_bool_literal(positional[0], outline)
-    return False
+def _findings(outline):
+    items = [item.context_expr for statement, _ in outline.statements_of(ast.With, ast.AsyncWith)
+             for item in statement.items]
+    for expression in sorted(items, key=lambda node: (node.lineno, node.col_offset)):
+        if isinstance(expression, ast.Call):
+            diagnostic = _non_bool_argument(outline, expression)
+            if diagnostic is not None:
+                yield diagnostic
+            continue
+        # Every meaning an import gives first (cheap), then the one in force here.
+        if not any(canonical_guard(name) for name in outline.qualified_names(expression)):
+            continue
+        guard = canonical_guard(outline.resolved_name(expression))
+        if guard is None:
+            continue
+        written = outline.source(expression)
+        start, end = outline.span(expression)
+        if guard == "set_grad_enabled":
+            fix = Fix((Edit(end, end, "(False)"),), Safety.DISPLAY_ONLY,
+                      f"Call it with the mode you mean: `{written}(False)` or `{written}(True)`")
+        else:
+            fix = Fix((Edit(end, end, "()"),), Safety.SAFE, f"Call it: `{written}()`")
+        yield Diagnostic(
+            start, end,
+            f"`{quoted(written)}` is the class, not a guard: this `with` raises TypeError; "
+            f"write `{quoted(written)}({'False' if guard == 'set_grad_enabled' else ''})`",
+            fix,
+        )
 
 
-def _may_be_non_bool_literal(node, outline) -> bool:
-    """The screen's `_is_non_bool_literal`, on an `ast` node."""
+def _positional(call: ast.Call):
+    return [argument for argument in call.args if not isinstance(argument, ast.Starred)]
+
+
+def _is_non_bool_literal(outline, node: ast.AST) -> bool:
+    """A value that is surely not a `bool`: a number, a string, `None`, `torch.tensor(...)`."""
     if isinstance(node, ast.UnaryOp):
-        return _may_be_non_bool_literal(node.operand, outline)
+        return _is_non_bool_literal(outline, node.operand)
     if isinstance(node, ast.Constant):
-        return literal_bool(node) is None
+        return not isinstance(node.value, bool) and node.value is not Ellipsis
     if isinstance(node, ast.JoinedStr):
         return True
-    return isinstance(node, ast.Call) and bool(outline.qualified_names(node.func) & _NON_BOOL_CALLS)
+    return isinstance(node, ast.Call) and outline.resolved_name(node.func) in _NON_BOOL_CALLS
 
 
-def _positional(call: cst.Call):
-    return [arg for arg in call.args if arg.keyword is None and arg.star == ""]
+def _is_int(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
-def _is_non_bool_literal(file, node: cst.BaseExpression) -> bool:
-    """A value that is surely not a `bool`: a number, a string, `None`, `torch.tensor(...)`."""
-    if isinstance(node, cst.UnaryOperation):
-        return _is_non_bool_literal(file, node.expression)
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
-                         cst.FormattedString)):
-        return True
-    if isinstance(node, cst.Name) and node.value == "None":
-        return True
-    return isinstance(node, cst.Call) and file.qualified_name(node.func) in _NON_BOOL_CALLS
-
-
-def _non_bool_argument(file, call: cst.Call):
+def _non_bool_argument(outline, call: ast.Call):
     """`inference_mode(0)`, `no_grad(False)`, `set_grad_enabled()`, `set_grad_enabled(0)` in a
     `with` item (torch-semantics §2)."""
-    guard = canonical_guard(file.qualified_name(call.func))
-    if guard is None or guard not in ("inference_mode", "no_grad", "set_grad_enabled"):
+    if not any(canonical_guard(name) in _TAKES_AN_ARGUMENT for name in outline.qualified_names(call.func)):
         return None
-    if file.qualified_name(call.func) == INFERENCE_MODE_CLASS:
+    qualified = outline.resolved_name(call.func)
+    if canonical_guard(qualified) not in _TAKES_AN_ARGUMENT or qualified == INFERENCE_MODE_CLASS:
         return None
+    guard = canonical_guard(qualified)
     positional = _positional(call)
-    written = file.code_for(call.func)
-    # Positions cost a pass over the module: computed only once a finding is certain.
+    # every argument as written, in source order (positional, `*a`, `k=v`, `**kw`)
+    arguments = sorted(call.args + call.keywords, key=lambda node: (node.lineno, node.col_offset))
+    written = outline.source(call.func)
+    start, end = outline.span(call)
     if guard == "set_grad_enabled":
-        if not call.args:
-            start, end = file.span(call)
+        if not arguments:
             return Diagnostic(start, end, (
                 f"`{quoted(written)}()` needs the mode: this `with` raises TypeError (torch-semantics §2)"),
                 Fix((Edit(end - 1, end - 1, "False"),), Safety.DISPLAY_ONLY, "Pass the mode: `False` or `True`"))
-        if positional and isinstance(positional[0].value, cst.Integer):
-            start, end = file.span(call)
+        if positional and _is_int(positional[0]):
             return Diagnostic(start, end, (
-                f"`{quoted(file.code_for(call))}` passes an int: this `with` raises TypeError (torch-semantics §2)"),
-                _bool_fix(file, positional[0].value, Safety.SAFE))
+                f"`{quoted(outline.source(call))}` passes an int: this `with` raises TypeError (torch-semantics §2)"),
+                _bool_fix(outline, positional[0], Safety.SAFE))
         return None
     if guard == "no_grad":
-        if not call.args:
+        if not arguments:
             return None
-        argument = call.args[0].value
-        start, end = file.span(call)
         return Diagnostic(start, end, (
-            f"`{quoted(file.code_for(call))}` decorates its argument: this `with` raises TypeError; "
+            f"`{quoted(outline.source(call))}` decorates its argument: this `with` raises TypeError; "
             f"write `{quoted(written)}()`"),
-            Fix((Edit(file.span(call.args[0])[0], file.span(call.args[-1])[1], ""),), Safety.DISPLAY_ONLY,
-                f"Drop the argument: `{written}()` (or use `torch.set_grad_enabled(...)` to pass a mode)")
-            if argument is not None else None)
-    if not positional or not _is_non_bool_literal(file, positional[0].value):
+            Fix((Edit(outline.span(arguments[0])[0], outline.span(arguments[-1])[1], ""),), Safety.DISPLAY_ONLY,
+                f"Drop the argument: `{written}()` (or use `torch.set_grad_enabled(...)` to pass a mode)"))
+    if not positional or not _is_non_bool_literal(outline, positional[0]):
         return None
-    argument = positional[0].value
-    start, end = file.span(call)
+    argument = positional[0]
     return Diagnostic(start, end, (
-        f"`{quoted(file.code_for(call))}` takes a non-bool mode for a function: this `with` raises TypeError; "
+        f"`{quoted(outline.source(call))}` takes a non-bool mode for a function: this `with` raises TypeError; "
         f"pass `True` or `False`"),
-        _bool_fix(file, argument, Safety.SAFE) or Fix(
-            (Edit(*file.span(argument), "False"),), Safety.DISPLAY_ONLY, "Pass a bool: `False` or `True`"))
+        _bool_fix(outline, argument, Safety.SAFE) or Fix(
+            (Edit(*outline.span(argument), "False"),), Safety.DISPLAY_ONLY, "Pass a bool: `False` or `True`"))
 
 
-def _bool_fix(file, argument: cst.BaseExpression, safety: Safety):
+_TAKES_AN_ARGUMENT = ("inference_mode", "no_grad", "set_grad_enabled")
+
+
+def _bool_fix(outline, argument: ast.AST, safety: Safety):
     """`0` -> `False`, `1` -> `True`; None for other values (the intended mode is a guess)."""
-    if isinstance(argument, cst.Integer) and argument.value in ("0", "1"):
-        value = "True" if argument.value == "1" else "False"
-        return Fix((Edit(*file.span(argument), value),), safety, f"Write the mode as a bool: `{value}`")
+    written = outline.source(argument)
+    if _is_int(argument) and written in ("0", "1"):
+        value = "True" if written == "1" else "False"
+        return Fix((Edit(*outline.span(argument), value),), safety, f"Write the mode as a bool: `{value}`")
     return None

@@ -1,5 +1,7 @@
 """The import table resolves every spelling the rules rely on, without libcst's
 QualifiedNameProvider."""
+import ast
+
 import libcst as cst
 import pytest
 
@@ -36,8 +38,24 @@ def _with_items(file):
 
 
 def _resolved_in(file):
-    return {name: [file.qualified_name(item.func if isinstance(item, cst.Call) else item) for item in items]
-            for name, items in _with_items(file).items()}
+    """What each function's `with` items resolve to; the outline's `resolved_name` (the same
+    scoping on CPython's `ast`) must say the same."""
+    resolved = {name: [file.qualified_name(item.func if isinstance(item, cst.Call) else item) for item in items]
+                for name, items in _with_items(file).items()}
+    assert _resolved_in_outline(file.outline) == resolved
+    return resolved
+
+
+def _resolved_in_outline(outline):
+    found = {}
+    for function in ast.walk(outline.module):
+        if isinstance(function, ast.FunctionDef):
+            for statement in function.body:
+                if isinstance(statement, ast.With):
+                    found.setdefault(function.name, []).extend(
+                        outline.resolved_name(item.context_expr.func if isinstance(item.context_expr, ast.Call)
+                                              else item.context_expr) for item in statement.items)
+    return found
 
 
 def test_imports_inside_functions_and_version_guards_count(parse):
@@ -173,6 +191,11 @@ def test_global_nonlocal_class_comprehension_and_lambda_scopes(parse):
     in_comprehension = [node for node in names if isinstance(file.parent(node), cst.ListComp)]
     in_lambda = [node for node in names if isinstance(file.parent(node), cst.Lambda)]
     assert [file.qualified_name(node) for node in in_comprehension + in_lambda] == [None, None]
+    outline = file.outline
+    inner = [node for node in ast.walk(outline.module) if isinstance(node, (ast.ListComp, ast.Lambda))]
+    read_inside = [node for scope in inner for node in ast.walk(scope.elt if isinstance(scope, ast.ListComp) else scope.body)
+                   if isinstance(node, ast.Name) and node.id == "no_grad"]
+    assert len(read_inside) == 2 and [outline.resolved_name(node) for node in read_inside] == [None, None]
 
 
 def test_star_import_brings_the_guards_torch_exports(parse):

@@ -1,0 +1,133 @@
+"""Scope-aware names over CPython's `ast` (`gradlint.python.scoped_names` answered for
+this tree), for rules that check on the outline: `Outline.resolved_name(node)`."""
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from gradlint.python.imports import import_bindings
+from gradlint.python.scoped_names import CLASS, COMPREHENSION, FUNCTION, ScopedNames, Syntax
+
+_SCOPE_KINDS = {ast.FunctionDef: FUNCTION, ast.AsyncFunctionDef: FUNCTION, ast.Lambda: FUNCTION,
+                ast.ClassDef: CLASS, ast.ListComp: COMPREHENSION, ast.SetComp: COMPREHENSION,
+                ast.DictComp: COMPREHENSION, ast.GeneratorExp: COMPREHENSION}
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def dotted_name(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for an attribute chain on a name, None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def statement_bindings(statement: ast.AST) -> Iterator[Tuple[str, Optional[str]]]:
+    """What an `import` or `from ... import` statement binds (`gradlint.python.imports`)."""
+    aliases = ((alias.name, alias.asname) for alias in statement.names)
+    if isinstance(statement, ast.Import):
+        return import_bindings(aliases)
+    return import_bindings(aliases, statement.module, from_import=True, relative=bool(statement.level))
+
+
+class _AstSyntax(Syntax):
+    def dotted(self, node) -> Optional[str]:
+        return dotted_name(node)
+
+    def scope_kind(self, node) -> Optional[str]:
+        return _SCOPE_KINDS.get(type(node))
+
+    def inside(self, scope, child, node, parent) -> bool:
+        kind = _SCOPE_KINDS[type(scope)]
+        if kind == COMPREHENSION:
+            first = scope.generators[0]
+            if child is not first:
+                return True
+            current = node
+            while current is not None and current is not first:
+                if current is first.iter:
+                    return False  # the first iterable runs in the enclosing scope
+                current = parent(current)
+            return True
+        if isinstance(scope, ast.Lambda):
+            return child is scope.body
+        return isinstance(child, ast.stmt)  # a body statement, not a decorator, default or annotation
+
+    def own_bindings(self, scope):
+        kind = _SCOPE_KINDS.get(type(scope))
+        if kind == FUNCTION:
+            arguments = scope.args
+            every = [*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs,
+                     arguments.kwarg]
+            return [(argument.arg, argument) for argument in every if argument is not None]
+        if kind == COMPREHENSION:
+            return [(name, generator.target) for generator in scope.generators
+                    for name in _target_names(generator.target)]
+        return []
+
+    def statements(self, scope) -> List[ast.AST]:
+        return [scope.body] if isinstance(scope, ast.Lambda) else list(scope.body)
+
+    def definition_name(self, node) -> Optional[str]:
+        return node.name if isinstance(node, _DEFINITIONS) else None
+
+    def import_bindings(self, node):
+        return statement_bindings(node) if isinstance(node, (ast.Import, ast.ImportFrom)) else None
+
+    def declared(self, node):
+        if isinstance(node, ast.Global):
+            return "global", node.names
+        if isinstance(node, ast.Nonlocal):
+            return "nonlocal", node.names
+        return "", ()
+
+    def bound_names(self, node) -> Iterator[str]:
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            for target in node.targets:
+                yield from _target_names(target)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor)):
+            yield from _target_names(node.target)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            yield from _target_names(node.optional_vars)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name is not None:
+            yield node.name
+        elif isinstance(node, ast.MatchMapping) and node.rest is not None:
+            yield node.rest
+
+    def is_handler(self, node) -> bool:
+        return isinstance(node, ast.ExceptHandler)
+
+
+def _target_names(target) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _target_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
+
+
+_SYNTAX = _AstSyntax()
+
+
+def _rank(node) -> Optional[int]:
+    """Where `node` starts, as one number that orders positions (None when it has none)."""
+    if isinstance(node, ast.withitem):
+        node = node.context_expr
+    line = getattr(node, "lineno", None)
+    return None if line is None else (line << 20) + node.col_offset
+
+
+def scoped_names(module: ast.Module) -> ScopedNames:
+    """The module's names by scope; its parents are walked once, here."""
+    parents: Dict[int, ast.AST] = {}
+    for node in ast.walk(module):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    return ScopedNames(_SYNTAX, module, lambda node: parents.get(id(node)), _rank,
+                       lambda node: list(ast.iter_child_nodes(node)))
