@@ -151,18 +151,25 @@ class Outline:
         return frozenset(target + suffix for target in self._bindings.get(head, ()))
 
     def guards(self, expression: ast.AST) -> Iterator[ScreenGuard]:
-        """Every grad-mode guard `expression` may make (one per reading of its name)."""
+        """Every grad-mode guard `expression` may make (one per reading of its name): what a
+        screen asks."""
         called = isinstance(expression, ast.Call)
         target = expression.func if called else expression
         for qualified in self.qualified_names(target):
             kind = canonical_guard(qualified)
-            if kind is None:
-                continue
-            inference = None
-            if kind == "inference_mode":
-                argument = _mode_argument(expression) if called else None
-                inference = True if argument is None else literal_bool(argument)
-            yield ScreenGuard(kind, qualified, inference, called, expression)
+            if kind is not None:
+                yield _guard(kind, qualified, called, expression)
+
+    def resolved_guard(self, expression: ast.AST) -> Optional[ScreenGuard]:
+        """The one guard `expression` makes where it is read (`resolved_name`), or None:
+        what a check reports on."""
+        called = isinstance(expression, ast.Call)
+        target = expression.func if called else expression
+        if not any(canonical_guard(name) for name in self.qualified_names(target)):
+            return None  # no import makes it a guard: the scopes need not be read
+        qualified = self.resolved_name(target)
+        kind = canonical_guard(qualified)
+        return None if kind is None else _guard(kind, qualified, called, expression)
 
     @cached_property
     def _statements(self) -> Dict[type, List[Tuple[ast.stmt, Optional[FunctionDefinition]]]]:
@@ -223,6 +230,14 @@ class Outline:
         for klass, _ in self.statements_of(ast.ClassDef):
             if any(self.qualified_names(base) & bases for base in klass.bases):
                 yield klass
+
+
+def _guard(kind: str, qualified: str, called: bool, expression: ast.AST) -> ScreenGuard:
+    inference = None
+    if kind == "inference_mode":
+        argument = _mode_argument(expression) if called else None
+        inference = True if argument is None else literal_bool(argument)
+    return ScreenGuard(kind, qualified, inference, called, expression)
 
 
 def _mode_argument(call: ast.Call) -> Optional[ast.AST]:

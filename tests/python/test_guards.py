@@ -96,3 +96,35 @@ def test_regions_of_a_with_with_several_items(parse):
 def test_bare_class_in_with_is_not_a_region(parse):
     file = parse("import torch\nwith torch.no_grad:\n    pass\n")
     assert file.guards.regions == []
+
+
+def _fixture_sources():
+    from fixture_harness import all_fixtures
+
+    return [fixture for fixture in all_fixtures() if fixture.path.endswith(".py")]
+
+
+@pytest.mark.parametrize("fixture", _fixture_sources(), ids=lambda fixture: fixture.id)
+def test_the_outline_reads_each_guard_as_libcst_does(parse, fixture):
+    """Checks on CPython's `ast` (`Outline.resolved_guard`) and on libcst (`classify_guard`)
+    see the same guard, with the same mode, in every `with` item and decorator of every
+    Python fixture, shadowed names and aliases included."""
+    import ast
+
+    file = parse(fixture.text)
+    on_libcst = [classify_guard(file, item.item) for statement in file.nodes(cst.With) for item in statement.items]
+    on_libcst += [classify_guard(file, decorator.decorator) for function in file.nodes(cst.FunctionDef)
+                  for decorator in function.decorators]
+    outline = file.outline
+    withs = sorted((node for node in ast.walk(outline.module) if isinstance(node, (ast.With, ast.AsyncWith))),
+                   key=lambda node: (node.lineno, node.col_offset))
+    functions = sorted((node for node in ast.walk(outline.module)
+                        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                       key=lambda node: (node.lineno, node.col_offset))
+    on_ast = [outline.resolved_guard(item.context_expr) for statement in withs for item in statement.items]
+    on_ast += [outline.resolved_guard(decorator) for function in functions for decorator in function.decorator_list]
+
+    def seen(guards):
+        return [None if guard is None else (guard.kind, guard.inference, guard.called) for guard in guards]
+
+    assert seen(on_ast) == seen(on_libcst)
