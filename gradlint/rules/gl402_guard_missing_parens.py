@@ -1,7 +1,6 @@
 import ast
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
-from gradlint.python.guards import canonical_guard
 from gradlint.python.outline import INFERENCE_MODE_CLASS
 from gradlint.rule import Rule
 
@@ -87,12 +86,10 @@ def _findings(outline):
             if diagnostic is not None:
                 yield diagnostic
             continue
-        # Every meaning an import gives first (cheap), then the one in force here.
-        if not any(canonical_guard(name) for name in outline.qualified_names(expression)):
+        resolved = outline.resolved_guard(expression)
+        if resolved is None:
             continue
-        guard = canonical_guard(outline.resolved_name(expression))
-        if guard is None:
-            continue
+        guard = resolved.kind
         written = outline.source(expression)
         start, end = outline.span(expression)
         if guard == "set_grad_enabled":
@@ -130,12 +127,10 @@ def _is_int(node: ast.AST) -> bool:
 def _non_bool_argument(outline, call: ast.Call):
     """`inference_mode(0)`, `no_grad(False)`, `set_grad_enabled()`, `set_grad_enabled(0)` in a
     `with` item (torch-semantics §2)."""
-    if not any(canonical_guard(name) in _TAKES_AN_ARGUMENT for name in outline.qualified_names(call.func)):
+    resolved = outline.resolved_guard(call)
+    if resolved is None or resolved.kind not in _TAKES_AN_ARGUMENT or resolved.qualified == INFERENCE_MODE_CLASS:
         return None
-    qualified = outline.resolved_name(call.func)
-    if canonical_guard(qualified) not in _TAKES_AN_ARGUMENT or qualified == INFERENCE_MODE_CLASS:
-        return None
-    guard = canonical_guard(qualified)
+    guard = resolved.kind
     positional = _positional(call)
     # every argument as written, in source order (positional, `*a`, `k=v`, `**kw`)
     arguments = sorted(call.args + call.keywords, key=lambda node: (node.lineno, node.col_offset))
