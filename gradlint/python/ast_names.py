@@ -123,11 +123,39 @@ def _rank(node) -> Optional[int]:
     return None if line is None else (line << 20) + node.col_offset
 
 
+class _Parents:
+    """A node's parent, found by walking down from the module to it through the children
+    whose source range holds it (and those without a range, such as a call's keywords), so
+    a lookup reads one path, not the whole tree. Every node on a path is remembered."""
+
+    def __init__(self, module: ast.Module) -> None:
+        self.module = module
+        self._parents: Dict[int, ast.AST] = {}
+
+    def __call__(self, node: ast.AST) -> Optional[ast.AST]:
+        if node is self.module:
+            return None
+        found = self._parents.get(id(node))
+        if found is None and hasattr(node, "lineno"):
+            self._walk_to(node)
+            found = self._parents.get(id(node))
+        return found
+
+    def _walk_to(self, target: ast.AST) -> None:
+        start, end = (target.lineno, target.col_offset), (target.end_lineno, target.end_col_offset)
+        stack = [self.module]
+        while stack:
+            node = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                self._parents[id(child)] = node
+                if child is target:
+                    return
+                line = getattr(child, "lineno", None)
+                if line is None or ((line, child.col_offset) <= start
+                                    and end <= (child.end_lineno, child.end_col_offset)):
+                    stack.append(child)
+
+
 def scoped_names(module: ast.Module) -> ScopedNames:
-    """The module's names by scope; its parents are walked once, here."""
-    parents: Dict[int, ast.AST] = {}
-    for node in ast.walk(module):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
-    return ScopedNames(_SYNTAX, module, lambda node: parents.get(id(node)), _rank,
-                       lambda node: list(ast.iter_child_nodes(node)))
+    """The module's names by scope."""
+    return ScopedNames(_SYNTAX, module, _Parents(module), _rank, lambda node: list(ast.iter_child_nodes(node)))

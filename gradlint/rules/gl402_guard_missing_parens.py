@@ -1,4 +1,5 @@
 import ast
+from typing import Optional
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.outline import INFERENCE_MODE_CLASS
@@ -109,62 +110,77 @@ def _positional(call: ast.Call):
     return [argument for argument in call.args if not isinstance(argument, ast.Starred)]
 
 
-def _is_non_bool_literal(outline, node: ast.AST) -> bool:
+def _arguments(call: ast.Call):
+    """Every argument as written, in source order (positional, `*a`, `k=v`, `**kw`)."""
+    return sorted(call.args + call.keywords, key=lambda node: (node.lineno, node.col_offset))
+
+
+def _is_non_bool_literal(node: ast.AST, names) -> bool:
     """A value that is surely not a `bool`: a number, a string, `None`, `torch.tensor(...)`."""
     if isinstance(node, ast.UnaryOp):
-        return _is_non_bool_literal(outline, node.operand)
+        return _is_non_bool_literal(node.operand, names)
     if isinstance(node, ast.Constant):
         return not isinstance(node.value, bool) and node.value is not Ellipsis
     if isinstance(node, ast.JoinedStr):
         return True
-    return isinstance(node, ast.Call) and outline.resolved_name(node.func) in _NON_BOOL_CALLS
+    return isinstance(node, ast.Call) and bool(names(node.func) & _NON_BOOL_CALLS)
 
 
 def _is_int(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int
 
 
+def _misuse(call: ast.Call, kind: str, names) -> Optional[str]:
+    """How the arguments of a guard of `kind` make the `with` raise (torch-semantics §2):
+    "no mode", "int mode", "decorated", "non-bool mode", or None. `names(node)`: the qualified
+    names a callee may have."""
+    positional = _positional(call)
+    if kind == "set_grad_enabled":
+        if not _arguments(call):
+            return "no mode"
+        return "int mode" if positional and _is_int(positional[0]) else None
+    if kind == "no_grad":
+        return "decorated" if _arguments(call) else None
+    if kind == "inference_mode" and positional and _is_non_bool_literal(positional[0], names):
+        return "non-bool mode"
+    return None
+
+
 def _non_bool_argument(outline, call: ast.Call):
     """`inference_mode(0)`, `no_grad(False)`, `set_grad_enabled()`, `set_grad_enabled(0)` in a
     `with` item (torch-semantics §2)."""
+    if not any(guard.qualified != INFERENCE_MODE_CLASS and _misuse(call, guard.kind, outline.qualified_names)
+               for guard in outline.guards(call)):
+        return None  # no reading of the name makes a misuse: the scopes need not be read
     resolved = outline.resolved_guard(call)
-    if resolved is None or resolved.kind not in _TAKES_AN_ARGUMENT or resolved.qualified == INFERENCE_MODE_CLASS:
+    if resolved is None or resolved.qualified == INFERENCE_MODE_CLASS:
         return None
-    guard = resolved.kind
-    positional = _positional(call)
-    # every argument as written, in source order (positional, `*a`, `k=v`, `**kw`)
-    arguments = sorted(call.args + call.keywords, key=lambda node: (node.lineno, node.col_offset))
+    misuse = _misuse(call, resolved.kind, lambda node: {outline.resolved_name(node)})
+    if misuse is None:
+        return None
     written = outline.source(call.func)
     start, end = outline.span(call)
-    if guard == "set_grad_enabled":
-        if not arguments:
-            return Diagnostic(start, end, (
-                f"`{quoted(written)}()` needs the mode: this `with` raises TypeError (torch-semantics §2)"),
-                Fix((Edit(end - 1, end - 1, "False"),), Safety.DISPLAY_ONLY, "Pass the mode: `False` or `True`"))
-        if positional and _is_int(positional[0]):
-            return Diagnostic(start, end, (
-                f"`{quoted(outline.source(call))}` passes an int: this `with` raises TypeError (torch-semantics §2)"),
-                _bool_fix(outline, positional[0], Safety.SAFE))
-        return None
-    if guard == "no_grad":
-        if not arguments:
-            return None
+    if misuse == "no mode":
+        return Diagnostic(start, end, (
+            f"`{quoted(written)}()` needs the mode: this `with` raises TypeError (torch-semantics §2)"),
+            Fix((Edit(end - 1, end - 1, "False"),), Safety.DISPLAY_ONLY, "Pass the mode: `False` or `True`"))
+    argument = _positional(call)[0] if misuse != "decorated" else None
+    if misuse == "int mode":
+        return Diagnostic(start, end, (
+            f"`{quoted(outline.source(call))}` passes an int: this `with` raises TypeError (torch-semantics §2)"),
+            _bool_fix(outline, argument, Safety.SAFE))
+    if misuse == "decorated":
+        arguments = _arguments(call)
         return Diagnostic(start, end, (
             f"`{quoted(outline.source(call))}` decorates its argument: this `with` raises TypeError; "
             f"write `{quoted(written)}()`"),
             Fix((Edit(outline.span(arguments[0])[0], outline.span(arguments[-1])[1], ""),), Safety.DISPLAY_ONLY,
                 f"Drop the argument: `{written}()` (or use `torch.set_grad_enabled(...)` to pass a mode)"))
-    if not positional or not _is_non_bool_literal(outline, positional[0]):
-        return None
-    argument = positional[0]
     return Diagnostic(start, end, (
         f"`{quoted(outline.source(call))}` takes a non-bool mode for a function: this `with` raises TypeError; "
         f"pass `True` or `False`"),
         _bool_fix(outline, argument, Safety.SAFE) or Fix(
             (Edit(*outline.span(argument), "False"),), Safety.DISPLAY_ONLY, "Pass a bool: `False` or `True`"))
-
-
-_TAKES_AN_ARGUMENT = ("inference_mode", "no_grad", "set_grad_enabled")
 
 
 def _bool_fix(outline, argument: ast.AST, safety: Safety):
