@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from gradlint.diagnostics import Diagnostic, LineIndex
 from gradlint.language import FrontEndSyntaxError, Language
@@ -107,22 +107,27 @@ class PythonFile:
         return {(node.lineno, node.name): node for node in ast.walk(self.outline.module)
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
+    def is_autograd_function_method(self, function) -> bool:
+        """Whether `function` (a `cst.FunctionDef`) is a method torch calls with grad already
+        off, asked of its `ast` twin (`Outline.autograd_function_methods`)."""
+        twin = self._ast_functions.get((self.line_of(function), function.name.value))
+        return twin is not None and id(twin) in self.outline.autograd_function_methods
+
+    def libcst_twin(self, node):
+        """The libcst expression spanning what the outline's expression `node` spans (the
+        outermost, when several do), or None: a check that reads the outline comes here only
+        to write a fix that libcst renders. Positions are computed, so only for a finding."""
+        return self._expressions_by_span.get(self.outline.span(node))
+
     @cached_property
-    def autograd_function_methods(self) -> FrozenSet:
-        """The `forward`/`backward`/... methods (`cst.FunctionDef`) of every
-        `torch.autograd.Function` subclass: torch calls them with grad already off."""
+    def _expressions_by_span(self) -> Dict[Tuple[int, int], object]:
         import libcst as cst
 
-        from gradlint.knowledge import names
-
-        bases, method_names = names("autograd_function", "python_base"), names("autograd_function", "python_method")
-        methods = set()
-        for klass in self.nodes(cst.ClassDef):
-            if any(self.qualified_name(base.value) in bases for base in klass.bases):
-                for statement in klass.body.body:
-                    if isinstance(statement, cst.FunctionDef) and statement.name.value in method_names:
-                        methods.add(statement)
-        return frozenset(methods)
+        found: Dict[Tuple[int, int], object] = {}
+        for node in self._order:  # every node, in source order
+            if isinstance(node, cst.BaseExpression):
+                found.setdefault(self.span(node), node)
+        return found
 
     def parent(self, node):
         """The node's parent, None for the module."""

@@ -226,6 +226,20 @@ class Outline:
         """Whether some region surely turns inference mode on: where the flow rules start."""
         return any(region.guard.inference for region in self.regions)
 
+    @cached_property
+    def autograd_function_methods(self) -> FrozenSet[int]:
+        """The ids of the `forward`/`backward`/... methods of every class whose base is
+        `torch.autograd.Function` where the class is defined: torch calls them with grad
+        already off (rows of gradlint/knowledge/autograd_function.toml)."""
+        from gradlint.knowledge import names
+
+        bases, method_names = names("autograd_function", "python_base"), names("autograd_function", "python_method")
+        return frozenset(id(statement) for klass in self.subclasses_of(bases)
+                         if any(self.resolved_name(base) in bases for base in klass.bases)
+                         for statement in klass.body
+                         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         and statement.name in method_names)
+
     def subclasses_of(self, bases: FrozenSet[str]) -> Iterator[ast.ClassDef]:
         for klass, _ in self.statements_of(ast.ClassDef):
             if any(self.qualified_names(base) & bases for base in klass.bases):

@@ -128,3 +128,20 @@ def test_the_outline_reads_each_guard_as_libcst_does(parse, fixture):
         return [None if guard is None else (guard.kind, guard.inference, guard.called) for guard in guards]
 
     assert seen(on_ast) == seen(on_libcst)
+
+
+@pytest.mark.parametrize("fixture", _fixture_sources(), ids=lambda fixture: fixture.id)
+def test_each_with_item_on_the_outline_has_its_libcst_twin(parse, fixture):
+    """A check that reads the outline finds the libcst node to fix by its span
+    (`PythonFile.libcst_twin`): the same text, for every `with` item and decorator."""
+    import ast
+
+    file = parse(fixture.text)
+    outline = file.outline
+    expressions = [item.context_expr for node in ast.walk(outline.module) if isinstance(node, (ast.With, ast.AsyncWith))
+                   for item in node.items]
+    expressions += [decorator for node in ast.walk(outline.module)
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) for decorator in node.decorator_list]
+    twins = [file.libcst_twin(expression) for expression in expressions]
+    assert [file.code_for(twin) if twin is not None else None for twin in twins] == \
+        [outline.source(expression) for expression in expressions]

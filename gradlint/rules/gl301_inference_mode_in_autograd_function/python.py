@@ -1,52 +1,64 @@
 """GL301 in Python: `inference_mode` inside `forward`/`backward`/`setup_context` of a
-`torch.autograd.Function` subclass (torch-semantics §4)."""
+`torch.autograd.Function` subclass (torch-semantics §4). Found on CPython's `ast`; libcst
+only renders the fix."""
 import ast
+
+import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Fix, Safety, quoted
 from gradlint.python.edits import remove_line, unwrap_with
-from gradlint.knowledge import names
 
 
 def screen(outline) -> bool:
-    """An inference region in a method `check` reads: on a large test module the Function
-    subclasses and the inference regions are usually far apart, and libcst is not needed."""
-    if not outline.enters_inference_mode:
-        return False
-    method_names = names("autograd_function", "python_method")
-    methods = {id(statement) for klass in outline.subclasses_of(names("autograd_function", "python_base"))
-               for statement in klass.body
-               if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in method_names}
-    return any(region.guard.kind == "inference_mode" and region.guard.inference
-               and id(region.owner if region.is_decorator else region.function) in methods
-               for region in outline.regions)
+    """The check itself, without the fix: it reads only the outline."""
+    return any(True for _ in _findings(outline))
 
 
 def check(file):
-    methods = file.autograd_function_methods
-    if not methods:
+    outline = file.outline
+    if outline is None:
         return
-    for region in file.guards.regions:
-        if region.guard.kind != "inference_mode" or not region.guard.inference:
-            continue
-        method = region.owner if region.is_decorator else file.guards.function_of(region.owner)
-        if method not in methods:
-            continue
-        start, end = file.span(region.guard.node)
-        fix = _fix(file, region)
+    for guard, method, region in _findings(outline):
+        start, end = outline.span(guard.node)
         yield Diagnostic(
             start, end,
-            f"`{quoted(file.code_for(region.guard.node))}` in autograd Function `{quoted(method.name.value)}()`: "
+            f"`{quoted(outline.source(guard.node))}` in autograd Function `{quoted(method.name)}()`: "
             f"backward fails on its inference tensors (torch-semantics §4)",
-            fix,
+            _fix(file, region),
         )
 
 
+def _findings(outline):
+    """(guard, method, region) for each region surely in inference mode that is a method
+    torch calls with grad already off: the `forward`/`backward`/... of a Function subclass."""
+    methods = outline.autograd_function_methods
+    if not methods:
+        return
+    seen = set()
+    for loose in outline.regions:  # every reading of the guard's name: cheap, scopes not read
+        method = loose.owner if loose.is_decorator else loose.function
+        if (id(method) not in methods or loose.guard.kind != "inference_mode" or not loose.guard.inference
+                or id(loose.guard.node) in seen):
+            continue
+        seen.add(id(loose.guard.node))
+        guard = outline.resolved_guard(loose.guard.node)
+        if guard is not None and guard.kind == "inference_mode" and guard.inference and (
+                guard.called or loose.is_decorator):
+            yield guard, method, loose
+
+
 def _fix(file, region):
+    expression = file.libcst_twin(region.guard.node)
+    if expression is None:
+        return None
     if region.is_decorator:
-        decorator = next(d for d in region.owner.decorators if d.decorator is region.guard.node)
-        return Fix((remove_line(file, decorator),), Safety.SAFE, "Remove the decorator")
-    statement = region.owner
-    if len(statement.items) != 1 or statement.items[0].asname is not None:
+        decorator = file.parent(expression)
+        return Fix((remove_line(file, decorator),), Safety.SAFE, "Remove the decorator") \
+            if isinstance(decorator, cst.Decorator) else None
+    if len(region.owner.items) != 1 or region.owner.items[0].optional_vars is not None:
+        return None
+    statement = file.parent(file.parent(expression))
+    if not isinstance(statement, cst.With):
         return None
     edit = unwrap_with(file, statement)
     return None if edit is None else Fix((edit,), Safety.SAFE, "Unwrap the block: forward already runs without grad")
