@@ -238,8 +238,13 @@ WARM_RUN = textwrap.dedent("""
 """)
 
 
+# GL401 still reads libcst's tree (GL402's bad files need only CPython's `ast`).
+GUARD_AS_STATEMENT = "import torch\n\n\ndef predict(model, x):\n    torch.inference_mode()\n    return model(x)\n"
+
+
 def test_a_warm_run_never_loads_libcst(tmp_path):
     make_tree(tmp_path, 6)
+    (tmp_path / "statement.py").write_text(GUARD_AS_STATEMENT)
     cache = str(tmp_path / "cache")
 
     def run():
