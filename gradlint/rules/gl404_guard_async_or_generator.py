@@ -2,9 +2,9 @@ import ast
 
 import libcst as cst
 
-from gradlint.diagnostics import Edit, Fix, Safety, quoted
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.edits import line_start, unwrap_with
-from gradlint.python.outline import dotted_name, nodes_in
+from gradlint.python.outline import nodes_in
 from gradlint.rule import Rule
 
 
@@ -73,54 +73,55 @@ class GuardAsyncOrGenerator(Rule):
     prefilter = (r"\b(?:no_grad|inference_mode|enable_grad|set_grad_enabled)\b", r"\b(?:async|yield)\b")
 
     def screen_python(self, outline) -> bool:
-        """A guard decorating an `async def`, or a `with` guard around `yield` in a `def`."""
-        for region in outline.regions:
-            if region.is_decorator:
-                if isinstance(region.owner, ast.AsyncFunctionDef):
-                    return True
-            elif (isinstance(region.function, ast.FunctionDef)
-                  and not any(_names_context_manager(dotted_name(decorator.func if isinstance(decorator, ast.Call)
-                                                                 else decorator))
-                              for decorator in region.function.decorator_list)
-                  and any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes_in(region.body))):
-                return True
-        return False
+        """The check itself, without the fix: it reads only the outline."""
+        return any(True for _ in _findings(outline))
 
     def check_python(self, file):
-        for region in file.guards.regions:
-            guard = region.guard
-            if region.is_decorator:
-                function = region.owner
-                if function.asynchronous is None:
-                    continue
-                yield file.diagnostic(
-                    guard.node,
-                    f"`@{quoted(file.code_for(guard.node))}` on `async def {quoted(function.name.value)}` does not "
-                    f"cover its body (torch-semantics §2); use `with` inside",
-                )
-                continue
-            statement = region.owner
-            function = file.guards.function_of(statement)
-            if not isinstance(function, cst.FunctionDef) or function.asynchronous is not None:
-                continue
-            if _is_context_manager(function):
-                continue  # `@contextmanager`: leaking the mode into the caller's block is the point
-            item = next(item for item in statement.items if item.item is guard.node)
-            yielding = _first_yield(file, statement.body)
+        outline = file.outline
+        if outline is None:
+            return
+        for guard, function, yielding in _findings(outline):
+            written = quoted(outline.source(guard.node))
             if yielding is None:
+                yield outline.diagnostic(guard.node, (
+                    f"`@{written}` on `async def {quoted(function.name)}` does not cover its body "
+                    f"(torch-semantics §2); use `with` inside"))
                 continue
-            yield file.diagnostic(
-                item.item,
-                f"`{quoted(file.code_for(guard.node))}` stays on in the caller while `{quoted(function.name.value)}` "
-                f"yields ({file.place_of(yielding)}; torch-semantics §2)",
-                _to_decorator(file, function, statement, guard),
-            )
+            start, end = outline.span(guard.node)
+            yield Diagnostic(start, end, (
+                f"`{written}` stays on in the caller while `{quoted(function.name)}` yields "
+                f"({outline.place_of(yielding)}; torch-semantics §2)"), _fix(file, guard))
+
+
+def _findings(outline):
+    """(guard, function, first yield) for a `with` guard around `yield` in a plain generator
+    (not a `@contextmanager`); (guard, function, None) for a guard decorating an `async def`."""
+    seen = set()
+    for loose in outline.regions:  # every reading of the guard's name: cheap, scopes not read
+        if id(loose.guard.node) in seen:
+            continue
+        if loose.is_decorator:
+            function, yielding = loose.owner, None
+            if not isinstance(function, ast.AsyncFunctionDef):
+                continue
+        else:
+            function = loose.function
+            if not isinstance(function, ast.FunctionDef) or _is_context_manager(function):
+                continue  # `@contextmanager`: leaking the mode into the caller's block is the point
+            yields = [node for node in nodes_in(loose.body) if isinstance(node, (ast.Yield, ast.YieldFrom))]
+            if not yields:
+                continue
+            yielding = min(yields, key=lambda node: (node.lineno, node.col_offset))
+        seen.add(id(loose.guard.node))
+        guard = outline.resolved_guard(loose.guard.node)
+        if guard is not None and (guard.called or loose.is_decorator):
+            yield guard, function, yielding
 
 
 def _is_context_manager(function) -> bool:
-    for decorator in function.decorators:
-        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-        name = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", "")
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
         if _names_context_manager(name):
             return True
     return False
@@ -131,19 +132,21 @@ def _names_context_manager(name) -> bool:
     return bool(name) and name.rsplit(".", 1)[-1].endswith("contextmanager")
 
 
-def _first_yield(file, body):
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Yield):
-            return node
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            continue
-        stack.extend(reversed(file.children(node)))
-    return None
+def _fix(file, guard):
+    """Move the guard to a decorator, found on libcst (the outline's twin of the item)."""
+    expression = file.libcst_twin(guard.node)
+    statement = file.parent(file.parent(expression)) if expression is not None else None
+    if not isinstance(statement, cst.With):
+        return None
+    function = file.parent(statement)
+    while function is not None and not isinstance(function, (cst.FunctionDef, cst.Lambda)):
+        function = file.parent(function)
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    return _to_decorator(file, function, statement, expression)
 
 
-def _to_decorator(file, function, statement, guard):
+def _to_decorator(file, function, statement, guard_node):
     body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
     if body and _is_docstring(body[0]):
         body = body[1:]
@@ -155,8 +158,8 @@ def _to_decorator(file, function, statement, guard):
     newline = file.module.default_newline
     at = line_start(file, function.name)
     indent = file.indentation_of(function) if not function.decorators else file.indentation_of(function.decorators[0])
-    decorator = Edit(at, at, f"{indent}@{file.code_for(guard.node)}{newline}")
-    return Fix((decorator, unwrap), Safety.UNSAFE, f"Decorate the generator with `@{file.code_for(guard.node)}`")
+    decorator = Edit(at, at, f"{indent}@{file.code_for(guard_node)}{newline}")
+    return Fix((decorator, unwrap), Safety.UNSAFE, f"Decorate the generator with `@{file.code_for(guard_node)}`")
 
 
 def _is_docstring(statement) -> bool:
