@@ -238,7 +238,7 @@ WARM_RUN = textwrap.dedent("""
 """)
 
 
-# GL401 still reads libcst's tree (GL402's bad files need only CPython's `ast`).
+# GL401 renders its fix with libcst (GL402's bad files need only CPython's `ast`).
 GUARD_AS_STATEMENT = "import torch\n\n\ndef predict(model, x):\n    torch.inference_mode()\n    return model(x)\n"
 
 

@@ -4,81 +4,88 @@ import ast
 
 import libcst as cst
 
-from gradlint.diagnostics import Edit, Fix, Safety, quoted
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.edits import wrap_statements
-from gradlint.python.guards import classify_guard
 from gradlint.python.outline import INFERENCE_MODE_CLASS
 
 SCOPED_GUARDS = frozenset({"inference_mode", "no_grad", "enable_grad"})
 
 
-def _made_guard(file, node):
-    if not isinstance(node, cst.Call):
-        return None
-    guard = classify_guard(file, node)
-    if guard is None or guard.kind not in SCOPED_GUARDS:
-        return None
-    if file.qualified_name(node.func) == INFERENCE_MODE_CLASS:
-        return None
-    return guard
-
-
 def screen(outline) -> bool:
-    """A guard call that is a whole statement, or assigned to a name in a function."""
-    for call, statement, function in outline.calls_in_statements(ast.Expr, ast.Assign):
-        if not any(guard.kind in SCOPED_GUARDS and guard.qualified != INFERENCE_MODE_CLASS
-                   for guard in outline.guards(call)):
-            continue  # asked first: walking the function for a read costs far more
-        if isinstance(statement, ast.Assign) and (function is None or _read_in(function, statement)):
-            continue
-        return True
-    return False
-
-
-def _read_in(function, assign) -> bool:
-    """Whether the one name `assign` binds is read in `function` (where `check` reports a
-    guard never entered only when it is not); True for other targets, which it skips."""
-    if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
-        return True
-    target = assign.targets[0]
-    return any(isinstance(node, ast.Name) and node.id == target.id and node is not target
-               for statement in function.body for node in ast.walk(statement))
+    """The check itself, without the fix: it reads only the outline."""
+    return any(True for _ in _findings(outline))
 
 
 def check(file):
-    for statement in file.nodes(cst.Expr):
-        guard = _made_guard(file, statement.value)
-        if guard is None:
+    outline = file.outline
+    if outline is None:
+        return
+    for call, assign in _findings(outline):
+        written = outline.source(call)
+        if assign is None:
+            start, end = outline.span(call)
+            yield Diagnostic(start, end, (
+                f"`{quoted(written)}` as a statement changes no mode (torch-semantics §2); use `with {quoted(written)}:`"),
+                _fix(file, call, written))
             continue
-        written = file.code_for(statement.value)
-        yield file.diagnostic(
-            statement.value,
-            f"`{quoted(written)}` as a statement changes no mode (torch-semantics §2); use `with {quoted(written)}:`",
-            _wrap_rest_of_block(file, statement, written),
-        )
-    for assign in file.nodes(cst.Assign):
-        guard = _made_guard(file, assign.value)
-        if guard is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
-            continue
-        name = assign.targets[0].target.value
-        function = file.guards.function_of(assign)
-        if function is None or _is_read(file, function, name, assign.targets[0].target):
-            continue
-        yield file.diagnostic(
-            assign,
-            f"`{quoted(name + ' = ' + file.code_for(assign.value))}` makes a guard never entered: no mode changes "
-            f"(torch-semantics §2)",
-        )
+        name = assign.targets[0].id
+        yield outline.diagnostic(assign, (
+            f"`{quoted(name + ' = ' + written)}` makes a guard never entered: no mode changes (torch-semantics §2)"))
 
 
-def _is_read(file, function, name, target) -> bool:
-    stack = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name) and node.value == name and node is not target:
-            return True
-        stack.extend(file.children(node))
+def _findings(outline):
+    """(call, None) for a guard call that is a statement of its own; (call, assignment) for
+    one bound to a name its function never writes again."""
+    for call, statement, function in outline.calls_in_statements(ast.Expr, ast.Assign):
+        if not any(guard.kind in SCOPED_GUARDS for guard in outline.guards(call)):
+            continue  # asked first: no reading of the name makes a guard (walking the function costs more)
+        if isinstance(statement, ast.Assign) and (
+                function is None or len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name)
+                or _named_again(function, statement.targets[0])):
+            continue
+        guard = outline.resolved_guard(call)
+        if guard is not None and guard.kind in SCOPED_GUARDS and guard.qualified != INFERENCE_MODE_CLASS:
+            yield call, statement if isinstance(statement, ast.Assign) else None
+
+
+def _named_again(function, target: ast.Name) -> bool:
+    """Whether the name `target` binds is written anywhere else in the function's body: read,
+    bound again, or as an attribute, keyword or parameter name (any of which may enter it)."""
+    for statement in function.body:
+        for node in ast.walk(statement):
+            if node is not target and target.id in _identifiers(node):
+                return True
     return False
+
+
+def _identifiers(node):
+    if isinstance(node, ast.Name):
+        return (node.id,)
+    if isinstance(node, ast.Attribute):
+        return (node.attr,)
+    if isinstance(node, ast.keyword):
+        return (node.arg,)
+    if isinstance(node, ast.arg):
+        return (node.arg,)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs,
+                         ast.MatchStar)):
+        return (node.name,)
+    if isinstance(node, ast.alias):
+        return (*node.name.split("."), node.asname)
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return tuple(node.names)
+    if isinstance(node, ast.MatchMapping):
+        return (node.rest,)
+    if isinstance(node, ast.MatchClass):
+        return tuple(node.kwd_attrs)
+    return ()
+
+
+def _fix(file, call, written):
+    """Found on libcst (the outline's twin of the call), which renders the block re-indented."""
+    expression = file.libcst_twin(call)
+    statement = file.parent(expression) if expression is not None else None
+    return _wrap_rest_of_block(file, statement, written) if isinstance(statement, cst.Expr) else None
 
 
 def _wrap_rest_of_block(file, expression_statement, written):
