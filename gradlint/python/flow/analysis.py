@@ -449,14 +449,13 @@ class InferenceFlow:
     def call_parameters(self, call: ast.Call, callee: FunctionNode) -> List[str]:
         """The callee's positional parameters as the call fills them (a method call skips `self`)."""
         params = parameter_names(callee)
-        if self.runs_module(call, callee) and params and params[0] == "self":
-            params = params[1:]  # `model(x)` fills `forward(self, x)` after `self`
-        elif isinstance(call.func, ast.Attribute) and params and (
-                params[0] in ("self", "cls") or call.func.attr == "apply"):
-            params = params[1:]  # `Fn.apply(x)` fills `forward(ctx, x)` after `ctx`
-        elif callee.name == "__init__" and params and params[0] == "self":
-            params = params[1:]  # `Cls(x)` fills `__init__(self, x)` after `self`
-        return params
+        # `model(x)` fills `forward(self, x)` after `self`, `Fn.apply(x)` fills `forward(ctx, x)`
+        # after `ctx`, `Cls(x)` fills `__init__(self, x)` after `self`
+        skips_first = bool(params) and (
+            (self.runs_module(call, callee) and params[0] == "self")
+            or (isinstance(call.func, ast.Attribute) and (params[0] in ("self", "cls") or call.func.attr == "apply"))
+            or (callee.name == "__init__" and params[0] == "self"))
+        return params[1:] if skips_first else params
 
 
 @dataclass
