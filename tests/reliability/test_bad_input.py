@@ -25,7 +25,9 @@ BAD_FILES = {
     "parens.py": b"import torch\nx = " + b"(" * 5000 + b"1" + b")" * 5000 + b"\n" + GUARD_LINE,
     "unary.py": b"import torch\nx = " + b"-" * 50000 + b"1\n" + GUARD_LINE,
     "attributes.py": b"import torch\nx = a" + b".b" * 3000 + b"\n" + GUARD_LINE,
-    "sum.py": b"import torch\nx = " + b" + ".join([b"1"] * 250) + b"\n" + GUARD_LINE,
+    # CPython compiles it; libcst would recurse too deep. GL402 reads CPython's ast only, so the
+    # guard here is GL401's statement, whose fix libcst renders: the file reaches libcst's gate.
+    "sum.py": b"import torch\nx = " + b" + ".join([b"1"] * 250) + b"\ntorch.no_grad()\n",
 }
 # Coding cookies naming codecs that are not text encodings (bytes to bytes), or that fail
 # on source: Python refuses each file with "encoding problem".
