@@ -110,7 +110,7 @@ class PythonFile:
     def is_autograd_function_method(self, function) -> bool:
         """Whether `function` (a `cst.FunctionDef`) is a method torch calls with grad already
         off, asked of its `ast` twin (`Outline.autograd_function_methods`)."""
-        twin = self._ast_functions.get((self.line_of(function), function.name.value))
+        twin = self._ast_twin(function)
         return twin is not None and id(twin) in self.outline.autograd_function_methods
 
     def libcst_twin(self, node):

@@ -53,15 +53,13 @@ def check(file):
             continue
         statement = region.owner
         function = file.guards.function_of(statement)
-        if not isinstance(function, cst.FunctionDef):
-            continue
+        if not isinstance(function, cst.FunctionDef) or file.is_autograd_function_method(function):
+            continue  # a Function's forward/backward: torch runs it with grad off already (GL301's concern)
         if guard.called and len(statement.items) == 1 and _makes_no_tensor(statement.body):
             continue  # `raise`, `pass`, `assert` only: no guard is needed at all
         # (positions only where a region could hold the block: libcst computes them all at once)
         if expected and any(region.start <= file.span(statement)[0] < region.end for region in expected):
             continue  # in `pytest.raises(...)`: the block is there to fail, not to be fast
-        if file.is_autograd_function_method(function):
-            continue  # torch runs it with grad off already (GL301's concern)
         blocks.setdefault(function, []).append((guard, statement, _qualifies(file, function, statement, guard)))
     for function, found in blocks.items():
         mixed = not all(qualifies for _, _, qualifies in found)
