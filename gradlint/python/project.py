@@ -25,9 +25,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.diagnostics import Position
 
-# `from .predict import infer, load` / `from pkg.rotary import (build_cache,` / `import pkg.rotary`
-_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([\w \t,]*))", re.M)
-_PLAIN_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[\w.]+(?:[ \t]+as[ \t]+\w+)?)*)", re.M)
+# The lines that start an import: one cheap search of the text, the rest read in Python.
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
 # Top-level packages never among the checked modules' exports worth recording.
 _NEVER_CHECKED = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "__future__"}
 
@@ -38,19 +37,28 @@ def import_strings(text: str) -> Tuple[str, ...]:
     if "import" not in text:
         return ()
     found: List[str] = []
-    for match in _FROM_IMPORT.finditer(text):
-        module, names = match.group(1), match.group(2) or match.group(3) or ""
-        if not module.startswith(".") and module.partition(".")[0] in _NEVER_CHECKED:
+    for match in _IMPORT_LINE.finditer(text):
+        words = match.group().split(None, 1)
+        rest = words[1] if len(words) > 1 else ""
+        if words[0] == "import":
+            for part in rest.split("#")[0].split(","):
+                module = part.split()[0] if part.split() else ""
+                if module and module.partition(".")[0] not in _NEVER_CHECKED:
+                    found.append(module)
             continue
+        module, _, names = rest.partition(" import")
+        module = module.strip()
+        if not module or (not module.startswith(".") and module.partition(".")[0] in _NEVER_CHECKED):
+            continue
+        names = names.split("#")[0].strip()
+        if names.startswith("("):  # the names up to the closing parenthesis, on later lines too
+            close = text.find(")", match.start())
+            names = text[match.start():close if close >= 0 else match.end()].partition("(")[2]
+            names = " ".join(line.split("#")[0] for line in names.splitlines())
         found.append(module)
         separator = "" if module.endswith(".") else "."
-        found.extend(module + separator + name.split()[0] for name in names.split(",")
-                     if name.split() and not name.split()[0].startswith("#"))
-    for match in _PLAIN_IMPORT.finditer(text):
-        for part in match.group(1).split(","):
-            module = part.split()[0]
-            if module.partition(".")[0] not in _NEVER_CHECKED:
-                found.append(module)
+        found.extend(module + separator + name.split()[0] for name in names.replace("\\", " ").split(",")
+                     if name.split() and name.split()[0].isidentifier())
     return tuple(dict.fromkeys(found))
 
 

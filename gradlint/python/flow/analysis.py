@@ -144,13 +144,17 @@ class InferenceFlow:
         return TrainingReach(self.outline, self.callers, self.enclosing, self._forward_callers)
 
     def _forward_callers(self, forward: FunctionNode) -> List[ast.AST]:
-        """The scopes that run `forward` by calling an instance of its class (`model(x)`),
-        found once for all the module's calls when training reach first asks."""
+        """The training scopes that run `forward` by calling an instance of its class
+        (`model(x)` next to `loss.backward()`), found once when training reach first asks:
+        only scopes that train themselves are read (reading every call of a large module
+        costs more than the rest of its flow)."""
         found = self.__dict__.get("_forward_callers_of")
         if found is None:
             found = self.__dict__["_forward_callers_of"] = {}
             for function, klass in [(None, None), *self._scope_list] if self.module_classes else ():
                 scope = self.outline.module if function is None else function
+                if not self._training.trains_itself(scope):
+                    continue
                 for call in self.callers.calls(scope):
                     if isinstance(call.func, ast.Attribute) and call.func.attr == "forward":
                         continue  # by name: `Callers` finds it

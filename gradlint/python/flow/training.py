@@ -44,7 +44,7 @@ class TrainingReach:
         pending = [scope]
         while pending:
             current = pending.pop()
-            if self._answers.get(id(current)) or self._trains_itself(current):
+            if self._answers.get(id(current)) or self.trains_itself(current):
                 return True
             if not isinstance(current, FUNCTION_DEFINITIONS):
                 continue  # the module's top level has no caller
@@ -58,7 +58,7 @@ class TrainingReach:
                     pending.append(caller)
         return False
 
-    def _trains_itself(self, scope: ast.AST) -> bool:
+    def trains_itself(self, scope: ast.AST) -> bool:
         found = self._itself.get(id(scope))
         if found is None:
             found = self._itself[id(scope)] = any(
