@@ -288,6 +288,8 @@ def project_fixtures() -> List[ProjectFixture]:
         found.extend(ProjectFixture(os.path.join(code_dir, name, PROJECT_ENTRY), code)
                      for name in sorted(os.listdir(code_dir))
                      if os.path.isdir(os.path.join(code_dir, name)) and not name.startswith((".", "_")))
+    return found
+
 
 def _cases(language_dir: str) -> List[Tuple[str, str]]:
     """(path, the folder's rule code) of every case in `fixtures/<language>/<CODE>/`."""
