@@ -7,7 +7,8 @@ Not a test: timings vary from machine to machine (tests/cpp/test_gl101_work.py c
 work instead).
 
 Measured as this process's CPU time (on a shared machine, wall time mostly measures the
-other processes), each size after a full garbage collection (as a fresh run starts), the
+other processes), with the console script's collector settings (`tune_collector`), each size
+after a full garbage collection (as a fresh run starts), the
 sizes interleaved round by round so that a change of load hits both; the ratio of each
 round's best is shown as min / median / max over the rounds.
 
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import time
 
+from gradlint.console import tune_collector
 from gradlint.cpp.frontend import CPP
 from gradlint.engine import Linter
 from gradlint.settings import Settings, resolve_selection
@@ -44,13 +46,14 @@ _HEADS = {
 
 
 def many_guards(count: int, layout: str) -> str:
+    """Names of one width, so that 2,000 guards are 10 times the text of 200, not more."""
     head, tail = _HEADS[layout]
     lines = []
     for index in range(count):
         if index % 2:
-            lines.append(f"  {{ at::AutoNonVariableTypeMode g{index}(true); x = x.add(1); }}\n")
+            lines.append(f"  {{ at::AutoNonVariableTypeMode g{index:04d}(true); x = x.add(1); }}\n")
         else:
-            lines.append(f"  at::AutoNonVariableTypeMode g{index}(true);\n  x = x.add(1);\n")
+            lines.append(f"  at::AutoNonVariableTypeMode g{index:04d}(true);\n  x = x.add(1);\n")
     return "#include <torch/torch.h>\n" + head + "".join(lines) + tail
 
 
@@ -73,6 +76,7 @@ def instructions(layout: str, count: int) -> int:
 
 
 def _child(layout: str, count: int) -> None:
+    tune_collector()
     linter = Linter(Settings(enabled=resolve_selection(["GL101"], [], [])))
     linter.check_text(many_guards(200, layout), "warmup.cpp", CPP)
     if count:
@@ -97,6 +101,7 @@ def main() -> None:
             print(f"{layout:18} 200 guards {small / 1e6:8.1f} M instructions   2,000 guards {large / 1e6:8.1f} M   "
                   f"ratio {large / small:5.2f} (linear: 10)")
         return None
+    tune_collector()
     linter = Linter(Settings(enabled=resolve_selection(["GL101"], [], [])))
     for layout in _HEADS:
         small_text, large_text = many_guards(200, layout), many_guards(2000, layout)
