@@ -130,6 +130,11 @@ class Rule:
 
 # Asked for every file: computed once per rule class.
 @functools.lru_cache(maxsize=None)
+def finds_any(findings: Iterable) -> bool:
+    """A screen that is its check's own search: true once the search yields one finding."""
+    return any(True for _ in findings)
+
+
 def _languages_of(rule: type) -> Tuple[str, ...]:
     methods = {name[len("check_"):] for name in dir(rule)
                if name.startswith("check_") and callable(getattr(rule, name))}

@@ -3,7 +3,7 @@ from typing import Optional
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.outline import INFERENCE_MODE_CLASS
-from gradlint.rule import Rule
+from gradlint.rule import Rule, finds_any
 
 # Calls whose result is not a `bool`, so `inference_mode(...)` takes them for the function to decorate.
 _NON_BOOL_CALLS = frozenset({"torch.tensor", "torch.as_tensor", "numpy.bool_", "numpy.array"})
@@ -71,7 +71,7 @@ class GuardMissingParens(Rule):
 
     def screen_python(self, outline) -> bool:
         """The check itself: it reads only the outline, as cheaply as a screen would."""
-        return any(True for _ in _findings(outline))
+        return finds_any(_findings(outline))
 
     def check_python(self, file):
         if file.outline is not None:

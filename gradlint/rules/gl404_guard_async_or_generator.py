@@ -5,7 +5,7 @@ import libcst as cst
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.edits import line_start, unwrap_with
 from gradlint.python.outline import nodes_in
-from gradlint.rule import Rule
+from gradlint.rule import Rule, finds_any
 
 
 class GuardAsyncOrGenerator(Rule):
@@ -74,7 +74,7 @@ class GuardAsyncOrGenerator(Rule):
 
     def screen_python(self, outline) -> bool:
         """The check itself, without the fix: it reads only the outline."""
-        return any(True for _ in _findings(outline))
+        return finds_any(_findings(outline))
 
     def check_python(self, file):
         outline = file.outline

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set
+from typing import Dict, FrozenSet, Iterator, List, Set
 
 from gradlint.python.flow import knowledge as torch_api
-from gradlint.python.flow.syntax import dotted, parameter_names, qualified_name, target_names
+from gradlint.python.flow.syntax import dotted, qualified_name, target_names
 from gradlint.python.flow.values import Kind, State
 from gradlint.python.outline import nodes_in
 

@@ -1,17 +1,16 @@
 """GL301 in Python: `inference_mode` inside `forward`/`backward`/`setup_context` of a
 `torch.autograd.Function` subclass (torch-semantics §4). Found on CPython's `ast`; libcst
 only renders the fix."""
-import ast
-
 import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Fix, Safety, quoted
 from gradlint.python.edits import remove_line, unwrap_with
+from gradlint.rule import finds_any
 
 
 def screen(outline) -> bool:
     """The check itself, without the fix: it reads only the outline."""
-    return any(True for _ in _findings(outline))
+    return finds_any(_findings(outline))
 
 
 def check(file):

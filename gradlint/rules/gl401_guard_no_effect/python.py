@@ -7,13 +7,14 @@ import libcst as cst
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.edits import wrap_statements
 from gradlint.python.outline import INFERENCE_MODE_CLASS
+from gradlint.rule import finds_any
 
 SCOPED_GUARDS = frozenset({"inference_mode", "no_grad", "enable_grad"})
 
 
 def screen(outline) -> bool:
     """The check itself, without the fix: it reads only the outline."""
-    return any(True for _ in _findings(outline))
+    return finds_any(_findings(outline))
 
 
 def check(file):
