@@ -72,7 +72,8 @@ class Square(torch.autograd.Function):
 
 
 def test_unwrap_dedents_nested_blocks_and_keeps_comments():
-    fixed = _fix(UNWRAP, "GL301")
+    assert _fix(UNWRAP, "GL301") == UNWRAP  # the outputs stop being inference tensors: unsafe
+    fixed = _fix(UNWRAP, "GL301", unsafe=True)
     assert fixed == UNWRAP.replace('''        with torch.inference_mode():  # why
             # square it
             if x.dim() > 1:
@@ -86,12 +87,12 @@ def test_unwrap_dedents_nested_blocks_and_keeps_comments():
         else:
             y = x.pow(2)
 ''')
-    assert _fix(fixed, "GL301") == fixed
+    assert _fix(fixed, "GL301", unsafe=True) == fixed
 
 
 def test_unwrap_refuses_to_reindent_a_multiline_string():
     source = UNWRAP.replace("# square it", 'note = """a\n    b"""')
-    assert _fix(source, "GL301") == source
+    assert _fix(source, "GL301", unsafe=True) == source
 
 
 @pytest.mark.parametrize("written, fixed", [

@@ -88,18 +88,17 @@ class InferenceModeInAutogradFunction(Rule):
     ```
 
     ## Fix safety
+    Every fix is unsafe: the Function's outputs stop being inference tensors, which a program
+    can see (`torch.is_inference`, a cache rebuilt on it) although nothing that worked fails.
     When a call under the guard may come back (above), the guard is replaced with
     `at::AutoDispatchBelowADInplaceOrView` (and its header included when no umbrella
-    header is); this is safe unless the guarded code updates a tensor in place: that guard
-    skips version-counter bumps, which can turn a detected error into a silently wrong
-    gradient (torch-semantics §6b), so then the fix is unsafe. Otherwise the guard is
-    removed, an unsafe fix.
+    header is); that guard also skips version-counter bumps, so an in-place update under it
+    can turn a detected error into a silently wrong gradient (torch-semantics §6b).
+    Otherwise the guard is removed.
 
     In Python the fix unwraps the block (its body is dedented in place of the `with`) or
-    removes the decorator; it is safe because `forward` already runs with grad mode off
-    (§4), so the only change is that the outputs stop being inference tensors. A `with`
-    with several items or an `as` name, or a block holding a multi-line string, gets no
-    fix.
+    removes the decorator: `forward` already runs with grad mode off (§4). A `with` with
+    several items or an `as` name, or a block holding a multi-line string, gets no fix.
 
     ## Known limitations
     - Only the Function's own methods are read: inference mode entered in a helper that
@@ -116,5 +115,5 @@ class InferenceModeInAutogradFunction(Rule):
     name = "inference-mode-in-autograd-function"
     summary = "Inference mode inside a custom autograd Function's forward/backward"
     severity = Severity.ERROR
-    fix_safety = Safety.SAFE
+    fix_safety = Safety.UNSAFE
     prefilter = {"python": r"\b(?:inference_mode|_InferenceMode)\b", "cpp": r"InferenceMode"}

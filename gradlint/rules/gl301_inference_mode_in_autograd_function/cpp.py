@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Iterator
 
 from gradlint.cpp.edits import delete_statement
-from gradlint.cpp.recognisers import has_in_place
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety
 
 _KERNEL_GUARD = "at::AutoDispatchBelowADInplaceOrView"
@@ -30,11 +29,10 @@ def check(file) -> Iterator[Diagnostic]:
             include = file.include_for(_KERNEL_GUARD)
             if include is not None:
                 edits.append(include)
-            safety = Safety.UNSAFE if has_in_place(file.code, decl.statement_end, decl.scope.close) else Safety.SAFE
             yield Diagnostic(
                 *where,
                 f"`InferenceMode` in `{method}`: {_comes_back(file, back)}; use `{_KERNEL_GUARD}`",
-                Fix(tuple(sorted(edits, key=lambda edit: edit.start)), safety, f"Replace with `{_KERNEL_GUARD}`"),
+                Fix(tuple(sorted(edits, key=lambda edit: edit.start)), Safety.UNSAFE, f"Replace with `{_KERNEL_GUARD}`"),
             )
         else:
             yield Diagnostic(

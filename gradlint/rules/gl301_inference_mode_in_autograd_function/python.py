@@ -52,7 +52,7 @@ def _fix(file, region):
         return None
     if region.is_decorator:
         decorator = file.parent(expression)
-        return Fix((remove_line(file, decorator),), Safety.SAFE, "Remove the decorator") \
+        return Fix((remove_line(file, decorator),), Safety.UNSAFE, "Remove the decorator") \
             if isinstance(decorator, cst.Decorator) else None
     if len(region.owner.items) != 1 or region.owner.items[0].optional_vars is not None:
         return None
@@ -60,4 +60,4 @@ def _fix(file, region):
     if not isinstance(statement, cst.With):
         return None
     edit = unwrap_with(file, statement)
-    return None if edit is None else Fix((edit,), Safety.SAFE, "Unwrap the block: forward already runs without grad")
+    return None if edit is None else Fix((edit,), Safety.UNSAFE, "Unwrap the block: forward already runs without grad")
