@@ -2,7 +2,7 @@
 # did: the reduce-scatter/all-gather state and its persistent communication buffer were built lazily on the first forward, which ran under inference mode at decode-graph startup; idle ranks later ran the forward outside the mode and copied into that buffer
 # rule: GL201
 # error: RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 from dataclasses import dataclass
 from typing import Optional
 
