@@ -2,7 +2,7 @@
 # did: called `trainer.validate(model)` before `trainer.fit(model)`; validate runs under inference mode and the epoch end reset the validation metric, rebinding its states to fresh tensors made there; fit's own validation runs under no_grad only, and the metric's in-place update of those states raised (on CPU, where no device move replaced them)
 # rule: GL201
 # error: RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -2,7 +2,7 @@
 # did: the policy runner stepped policy and environment under `with torch.inference_mode():` and reset the policy for finished envs after the block; `get_action` had rebound the per-env "needs a new chunk" flags to a comparison made under the mode, and `reset` wrote into them by index
 # rule: GL201
 # error: RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 import torch
 
 

@@ -2,7 +2,7 @@
 # did: trained an S4 model with Lightning and the Cauchy kernel extension built; the kernel caches its FFT nodes on first use, which was the sanity-check validation under inference mode, and in training the extension's autograd Function saved the cached nodes for backward (the naive path only subtracts them, so it trained)
 # rule: GL203
 # error: RuntimeError: Inference tensors cannot be saved for backward
-# held_out: yes
+# held_out: promoted 2026-12-01 (right-line)
 import math
 
 import torch

@@ -2,7 +2,7 @@
 # did: a ComfyUI node (the executor runs nodes under `torch.inference_mode()`) extracted the video's sync features on the main thread and handed them to a worker thread that optimised the initial noise by backpropagating through the generator; the generator gated the latent with those features, and the product saved the inference features for backward
 # rule: GL203
 # error: RuntimeError: Inference tensors cannot be saved for backward
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
