@@ -101,7 +101,8 @@ class Linter:
         # GL003 judges the suppression comments once every other rule has reported.
         audit = self._unused_suppression_rule.code in enabled and MAY_NAME_OUR_CODES.search(text) is not None
         search = TextSearch(text)
-        following = [rule for rule, _ in selection.rules if rule.follows_imports] if project else []
+        following = [rule for rule, _ in selection.rules if rule.follows_imports] \
+            if project and language.may_follow(path, text, project) else []
         if selection.gate is not None and not following and not search.has_any(selection.gate):
             # No selected rule's first prefilter can match: most files end here.
             return self._not_read(text, path, language, audit), None

@@ -53,11 +53,11 @@ def check_with_imports(linter: Linter, path: str, text: str, language: Language)
     imports = language.imports(text)
     if not imports or not os.path.isabs(path):
         return findings
-    modules = sorted({os.path.abspath(candidate) for module in imports for candidate in _candidates(path, module)}
+    modules = sorted({os.path.abspath(candidate) for module, _ in imports for candidate in _candidates(path, module)}
                      - {os.path.abspath(path)})
     if not modules:
         return findings
-    from gradlint.python.project import ProjectIndex
+    from gradlint.python.project import ProjectIndex, passed_names, split_alias
 
     exports = {}
     quiet = []
@@ -67,13 +67,17 @@ def check_with_imports(linter: Linter, path: str, text: str, language: Language)
             exports[module] = report.exports
         else:
             quiet.append(module)
-    if own_exports is not None and quiet:  # the file enters inference mode: what do its imports do
-        summarizing = ProjectIndex({}, summarize=quiet)
+    passed = passed_names(own_exports) if own_exports is not None else None
+    if passed and quiet:  # the file passes values of the mode on: what do its imports do with them
+        named = [split_alias(entry) for _, names in imports for entry in names]
+        request = (tuple(sorted({name for name, local in named if local in passed})),
+                   tuple(sorted({name for name, _ in named})), tuple(sorted(passed)))
+        summarizing = ProjectIndex({}, {module: request for module in quiet})
         for module in quiet:
             report = linter.check_path(module, project=summarizing)
             if report.exports:
                 exports[module] = report.exports
     index: Optional[ProjectIndex] = ProjectIndex(exports)
-    if not index or not index.dependencies(path, imports):
+    if not index or not index.dependencies(path, imports, passed):
         return findings
     return linter.check_module(text, path, language, project=index)[0]

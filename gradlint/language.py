@@ -56,6 +56,11 @@ class Language:
         run checks it again when one of them exports something, `gradlint.python.project`)."""
         return ()
 
+    def may_follow(self, path: str, text: str, project) -> bool:
+        """False when `text` surely binds nothing of `project` (a cheap search, before the
+        outline is parsed for `follow_imports`)."""
+        return False
+
     def follow_imports(self, path: str, outline, project) -> bool:
         """Bind the outline's imports to `project`'s exports (a `ProjectIndex`) for the rules
         that follow them; whether any name is bound."""

@@ -21,7 +21,7 @@ from gradlint.diagnostics import Edit, Finding, Fix, Position, RelatedLocation, 
 from gradlint.settings import Settings
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
-_MAGIC = b"gradlint-cache-5\n"
+_MAGIC = b"gradlint-cache-6\n"
 # Index files kept per cache folder: each configuration and each version of the code
 # makes its own, and the oldest are removed past this many.
 MAX_INDEXES = 8
@@ -148,7 +148,7 @@ class ProjectFacts(NamedTuple):
     modules it imports, what it exports (as data), and the modules whose exports its
     findings used, each with the digest of the content they were read from."""
 
-    imports: Tuple[str, ...] = ()
+    imports: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # `project.FromImports`
     exports: Optional[tuple] = None  # None: not summarized
     dependencies: Tuple[Tuple[str, bytes], ...] = ()
     # The file enters inference mode (its flow ran on its own): what the modules it imports
@@ -164,10 +164,11 @@ class ProjectFacts(NamedTuple):
     @classmethod
     def from_data(cls, data) -> "ProjectFacts":
         imports, exports, dependencies, entered = data
-        if not all(isinstance(name, str) for name in imports) or not (exports is None or isinstance(exports, tuple)) \
+        if not all(isinstance(module, str) and all(isinstance(name, str) for name in names) for module, names in imports) \
+                or not (exports is None or isinstance(exports, tuple) and len(exports) == 3) \
                 or not all(isinstance(path, str) and isinstance(digest, bytes) for path, digest in dependencies):
             raise ValueError("not cached project facts")
-        return cls(tuple(imports), exports, tuple((path, digest) for path, digest in dependencies), bool(entered))
+        return cls(tuple((module, tuple(names)) for module, names in imports), exports, tuple((path, digest) for path, digest in dependencies), bool(entered))
 
 
 class ResultCache:

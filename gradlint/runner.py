@@ -144,7 +144,12 @@ class _Job:
             exports, entered = kept.exports, kept.entered
         else:  # a module summarized for its importers has not entered inference mode itself
             exports = report.exports
-            entered = exports is not None and not (project is not None and project.summarizes(path))
+            request = project.request_for(path) if project is not None else None
+            entered = exports is not None and request is None
+            if request is not None and exports is None and report.error is None:
+                from gradlint.python.project import answered  # it defines nothing asked for
+
+                exports = answered(request)
         facts = ProjectFacts(report.imports, exports, tuple(dependencies), entered)
         facts = facts or None
         if digest is None or report.error is not None or report.notes:
@@ -162,6 +167,11 @@ class _Job:
         """The copy a worker holds: it looks nothing up, and needs to know only whether to
         hash for the cache."""
         return replace(self, looks_up=False, caches={}, linters={})
+
+    def lint_again(self, calls: Sequence[tuple]) -> list:
+        """A worker's results of the second pass (`_follow_imports`): each call is `lint`'s
+        arguments."""
+        return [self.lint(*call) for call in calls]
 
     def lint_batch(self, paths: Sequence[str]) -> list:
         """A worker's results. Reports of clean files are not sent back: most files are,
@@ -241,7 +251,7 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
         while waiting:
             path, cached = waiting.popleft()
             taken.take(path, cached, results)
-        _follow_imports(job, taken)
+        _follow_imports(job, taken, pool)
     finally:
         if results is not None:
             results.close()  # ends a pool `_results` started (also on Ctrl-C)
@@ -323,56 +333,66 @@ class _Taken:
             self.take(path, cached, pool.ready_results)
 
 
-# A module larger than this is not summarized for the files that import it: its flow would
-# cost more than checking them (a 200 KB module of attention processors: about 0.4 s). On the
-# bench's real tree (5,636 Python files) the second pass takes 2.1 s of 7.9 at 16 KB, 1.1 s
-# of 7.6 at 8 KB (38 modules summarized, 107 files checked again).
-MAX_SUMMARIZED_BYTES = 8_000
-
-
-def _summarizable(path: str) -> bool:
-    try:
-        return os.path.getsize(path) <= MAX_SUMMARIZED_BYTES
-    except OSError:
-        return False
-
-
-def _follow_imports(job: _Job, taken: _Taken) -> None:
-    """The second pass (`gradlint.python.project`). The modules that files entering
-    inference mode import are summarized (what their functions do to parameters), unless
-    some check did already; then each file that imports a module exporting a summary is
+def _follow_imports(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> None:
+    """The second pass (`gradlint.python.project`), in the pool when the run has one. Each
+    file that entered inference mode says what it passed a tracked value to; the modules it
+    imports those names from that never entered the mode themselves are summarized for it
+    (only the functions asked for, unless a summary already answers). Then each file that
+    imports a name whose summary carries something for it (returns an inference tensor; or
+    does to a parameter what torch rejects, for a file that passed it a tracked value) is
     checked again with those summaries, unless its report (from the cache) was made with
     the same ones, and a file whose report used summaries that are gone is checked again
     without. Only these files are read again, so the run stays linear in files."""
     facts_of = taken.facts
-    entering = [(path, facts) for path, (_, facts, _) in facts_of.items() if facts.entered and facts.imports]
-    if not entering and not any(facts.dependencies or facts.exports for _, facts, _ in facts_of.values()):
-        return
-    from gradlint.python.project import ModuleFinder, ProjectIndex  # only modules' summaries need it
+    if not any(facts.exports is not None or facts.dependencies for _, facts, _ in facts_of.values()):
+        return  # no flow ran anywhere, and no cached report read a summary
+    from gradlint.python.project import (  # only modules' summaries need it
+        ModuleFinder, ProjectIndex, covers, merged, passed_names, split_alias,
+    )
 
     finder = ModuleFinder(taken.python_paths)
-    wanted = {module for path, facts in entering for module in finder.imported_by(path, facts.imports)}
-    wanted = [taken.python_paths[module] for module in sorted(wanted)]  # (path as given, position)
-    wanted = [(path, position) for path, position in wanted
-              if (path not in facts_of or facts_of[path][1].exports is None) and _summarizable(path)]
-    if wanted:
-        summarizing = ProjectIndex({}, summarize=[path for path, _ in wanted])
-        for path, position in wanted:
-            taken.replace(path, position, job.lint(path, summarizing, (), None))
-    exporting = {path: facts.exports for path, (_, facts, _) in facts_of.items() if facts.exports}
-    index = ProjectIndex(exporting)
-    # A file that never enters inference mode holds an inference tensor only when an imported
-    # function returns one: only the summaries that say so concern it.
-    returning = ProjectIndex({path: tuple(function for function in exports if function[3] is not None)
-                              for path, exports in exporting.items()})
+    requests: Dict[str, tuple] = {}  # absolute path of a module to summarize -> `project.Request`
+    for path, (_, facts, _) in facts_of.items():
+        passed = passed_names(facts.exports) if facts.entered else ()
+        if not passed:
+            continue
+        own = os.path.abspath(path)
+        for module, names in facts.imports:
+            target = finder.resolve(path, module)
+            if target is None or target == own:
+                continue
+            named = [split_alias(entry) for entry in names]
+            request = ((name for name, local in named if local in passed), (name for name, _ in named), passed)
+            requests[target] = merged(requests.get(target), tuple(tuple(sorted(part)) for part in request))
+    summarizing = []
+    for target, request in sorted(requests.items()):
+        path, position = taken.python_paths[target]
+        done = facts_of[path][1].exports if path in facts_of else None
+        if not covers(done, request):
+            if done is not None and done[2] is not None:
+                request = merged(done[2], request)  # what was asked before is asked still
+            summarizing.append((path, position, (path, ProjectIndex({}, {path: request}), (), None)))
+    for (path, position, _), result in zip(summarizing, _lint_all(job, pool, [call for _, _, call in summarizing])):
+        taken.replace(path, position, result)
+    index = ProjectIndex({path: facts.exports for path, (_, facts, _) in facts_of.items() if facts.exports})
     digests = {os.path.abspath(path): digest or b"" for path, (_, _, digest) in facts_of.items()}
+    again = []
     for path, (position, facts, _) in list(facts_of.items()):
-        chosen = index if facts.entered else returning
-        dependencies = chosen.dependencies(path, facts.imports) if chosen and facts.imports else ()
+        passed = passed_names(facts.exports) if facts.entered else None
+        dependencies = index.dependencies(path, facts.imports, passed) if index and facts.imports else ()
         current = tuple((dependency, digests.get(dependency, b"")) for dependency in dependencies)
         if current == tuple(facts.dependencies):
             continue  # checked with these summaries already (or with none, and none apply)
-        taken.replace(path, position, job.lint(path, chosen if current else None, current, facts))
+        again.append((path, position, (path, index.restricted(dependencies) if current else None, current, facts)))
+    for (path, position, _), result in zip(again, _lint_all(job, pool, [call for _, _, call in again])):
+        taken.replace(path, position, result)
+
+
+def _lint_all(job: _Job, pool: Optional[WorkerPool], calls: List[tuple]) -> Iterator[tuple]:
+    """`job.lint(*call)` of each call, in order: in the pool's workers when there is a pool."""
+    if pool is None or len(calls) < 2:
+        return (job.lint(*call) for call in calls)
+    return pool.lint_again(calls)
 
 
 def _results(job: _Job, files: Sequence[str], jobs: int):

@@ -28,6 +28,10 @@ def _lint_many(paths: Sequence[str]) -> list:
     return _WORKER_JOB.lint_batch(paths)
 
 
+def _lint_again(calls: Sequence[tuple]) -> list:
+    return _WORKER_JOB.lint_again(calls)
+
+
 class WorkerPool:
     """Worker processes given files in batches as they come; results come back in order."""
 
@@ -86,6 +90,12 @@ class WorkerPool:
             if not self._current:
                 self._current.extend(self._pending.popleft().get())
             yield self._current.popleft()
+
+    def lint_again(self, calls: Sequence[tuple]) -> List[tuple]:
+        """The job's `lint_again` of each call (files checked with their imports' summaries),
+        in order, once every result of `add` has been taken; one call per task: they are few,
+        and each may be a large module."""
+        return [result for batch in self._pool.imap(_lint_again, [[call] for call in calls]) for result in batch]
 
     def close(self) -> None:
         self._pool.terminate()

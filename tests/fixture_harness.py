@@ -22,7 +22,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.engine import Linter
 from gradlint.frontend import language_for
@@ -249,7 +249,18 @@ class ProjectFixture(Fixture):
 
     @property
     def golden(self) -> Optional[str]:
-        return None  # a fix across modules is not applied by `fix` of one file
+        return None  # a fix across modules is not applied by `fix` of one file: `goldens()`
+
+    def goldens(self) -> Dict[str, str]:
+        """`<module>.fixed.py` of each module the fix changes, by the module's name: what
+        `gradlint fix <folder>` makes of it (the fix lands in the module with the finding)."""
+        found = {}
+        for path in self.files():
+            stem, extension = os.path.splitext(path)
+            if os.path.exists(f"{stem}.fixed{extension}"):
+                with open(f"{stem}.fixed{extension}", "rb") as handle:
+                    found[os.path.basename(path)] = handle.read().decode("utf-8")
+        return found
 
     def files(self) -> List[str]:
         return sorted(os.path.join(self.folder, name) for name in os.listdir(self.folder)
@@ -277,6 +288,23 @@ def project_findings(fixture: ProjectFixture) -> list:
             object.__setattr__(finding, "fixture_file", os.path.relpath(report.path, fixture.folder))
             findings.append(finding)
     return findings
+
+
+def project_fixes(fixture: ProjectFixture, folder: Optional[str] = None) -> Dict[str, str]:
+    """What `gradlint fix` (with the fixture's `unsafe-fixes`) makes of the modules of the
+    fixture (or of a copy of its modules in `folder`), without writing: the fixed text of
+    each module it changes, by the module's name."""
+    from gradlint.runner import run_files
+
+    files = fixture.files() if folder is None else sorted(
+        os.path.join(folder, os.path.basename(path)) for path in fixture.files())
+    outcome = run_files(files, linter_for(fixture).settings, mode="fix", write=False, jobs=1, cache_dir=None)
+    fixed = {}
+    for report in outcome.reports:
+        assert report.error is None, report.error
+        if report.changed:
+            fixed[os.path.basename(report.path)] = report.fixed
+    return fixed
 
 
 def project_fixtures() -> List[ProjectFixture]:

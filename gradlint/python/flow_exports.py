@@ -1,6 +1,7 @@
 """A module's exports for its importers (`gradlint.python.project`), read from the flow
 GL201-GL204 ran over it: the functions and methods that return an inference tensor, and
-those that do to a parameter what torch rejects for one."""
+those that do to a parameter what torch rejects for one; and the names of other modules'
+functions it passed a tracked value to (what it asks of the modules it imports)."""
 from __future__ import annotations
 
 import os
@@ -10,7 +11,17 @@ from gradlint.diagnostics import LineIndex, Related
 from gradlint.python.flow import Kind
 from gradlint.python.flow.syntax import parameter_names
 from gradlint.python.flow_report import snippet, value_places
-from gradlint.python.project import ExportedFunction, ExportedReturn, ModuleExports, Place
+from gradlint.python.project import ExportedFunction, ExportedReturn, ModuleExports, Place, exports_to_data
+
+
+def module_summary(outline, path: str) -> Optional[tuple]:
+    """`module_exports` as data (`project.exports_to_data`), with what the module asks of
+    the modules it imports, and the request it was summarized for."""
+    exports = module_exports(outline, path)
+    if exports is None:
+        return None
+    flow = outline.__dict__["_inference_flow"]
+    return exports_to_data(exports, flow.passed_out, getattr(outline, "summarized", None))
 
 
 def module_exports(outline, path: str) -> Optional[ModuleExports]:

@@ -265,21 +265,23 @@ class PythonLanguage(Language):
         return OutlineFile(path, text, outline)
 
     def imports(self, text: str):
-        from gradlint.python.project import import_strings
+        from gradlint.python.project import from_imports
 
-        return import_strings(text)
+        return from_imports(text)
+
+    def may_follow(self, path: str, text: str, project) -> bool:
+        return project.may_bind(path, text)
 
     def follow_imports(self, path: str, outline, project) -> bool:
         imported = project.imported_names(path, outline.module)
         outline.imported_names = imported  # read by the flow (`flow.analysis`)
-        outline.summarized = project.summarizes(path)  # the flow runs to summarize the module
-        return bool(imported) or outline.summarized
+        outline.summarized = project.request_for(path)  # the flow runs to summarize these functions
+        return bool(imported) or outline.summarized is not None
 
     def exports(self, path: str, outline):
-        from gradlint.python.flow_exports import module_exports
-        from gradlint.python.project import exports_to_data
+        from gradlint.python.flow_exports import module_summary
 
-        return exports_to_data(module_exports(outline, path))  # data: it crosses processes and the cache
+        return module_summary(outline, path)  # data: it crosses processes and the cache
 
     def expected_errors(self, parsed):
         """`with pytest.raises(E)`, `with self.assertRaises(E)` and the like

@@ -3,63 +3,78 @@ modules that import them (issue 15 item 9).
 
 A module whose flow ran (it enters inference mode) exports a summary of each function and
 method that returns an inference tensor or does to a parameter what torch rejects for one
-(`ModuleExports`, plain data: it crosses into worker processes and into the result cache).
-Every checked file records the modules it imports (`import_strings`, read from its text, so
-a file no rule parses costs a regular-expression search). Once every file is checked, the
-importers of exporting modules are checked again with those summaries (`ProjectIndex`):
-the importer's flow then reads `from .predict import infer` as the function it is.
+(`ModuleExports`, plain data: it crosses into worker processes and into the result cache),
+with the names of the functions of other modules it passed a tracked value to. Every
+checked file records its `from X import name` statements (`from_imports`, a search of its
+text). Once every file is checked, the modules those names come from that never entered
+the mode are summarized for the functions asked of them (`Request`: the flow walks only
+those and what they call), and an importer is checked again only when a name it imports
+carries something for it (`ProjectIndex.dependencies`): the importer's flow then reads
+`from .predict import infer` as the function it is.
 
 Not followed: modules outside the checked paths, a name re-exported through another module
 (`from pkg import infer` where `pkg/__init__.py` imports it), `import pkg.predict` used as
-`pkg.predict.infer(...)`, calls through `getattr` or dynamic dispatch, and a module's
-exports that come from what it imports itself (one hand-off, not a chain).
+`pkg.predict.infer(...)`, calls through `getattr` or dynamic dispatch, a value passed to
+another module's function other than by name, and a module's exports that come from what
+it imports itself (one hand-off, not a chain).
 """
 from __future__ import annotations
 
 import ast
 import os
-import re
 import sys
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.diagnostics import Position
 
-# The lines that start an import: one cheap search of the text, the rest read in Python.
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
 # Top-level packages never among the checked modules' exports worth recording.
 _NEVER_CHECKED = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "__future__"}
 
+# `(module as written, the names imported from it)` of each `from module import names`; a
+# name imported under another is `"name as local"`.
+FromImports = Tuple[Tuple[str, Tuple[str, ...]], ...]
 
-def import_strings(text: str) -> Tuple[str, ...]:
-    """The modules `text` may import from another checked module: `.predict`, `pkg.rotary`,
-    each a module or (after `from X import name`) `X.name`, a submodule it may be."""
-    if "import" not in text:
-        return ()
-    found: List[str] = []
-    for match in _IMPORT_LINE.finditer(text):
-        words = match.group().split(None, 1)
-        rest = words[1] if len(words) > 1 else ""
-        if words[0] == "import":
-            for part in rest.split("#")[0].split(","):
-                module = part.split()[0] if part.split() else ""
-                if module and module.partition(".")[0] not in _NEVER_CHECKED:
-                    found.append(module)
+
+def from_imports(text: str) -> FromImports:
+    """What `text` may import from another checked module: each `from X import a, b as c`
+    whose X is not the standard library, torch or numpy (`.predict`, `pkg.rotary`). Only
+    these statements bind a name to another module's summary (`ProjectIndex.imported_names`).
+    Found from each occurrence of the word `import` (a fast search of the text), the line
+    around it read in Python."""
+    found: Dict[str, List[str]] = {}
+    at = text.find("import")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        line = text[start:end].lstrip()
+        at = text.find("import", end)
+        if not line.startswith("from") or line[4:5] not in (" ", "\t"):
             continue
-        module, _, names = rest.partition(" import")
+        module, separator, names = line[5:].partition(" import")
         module = module.strip()
-        if not module or (not module.startswith(".") and module.partition(".")[0] in _NEVER_CHECKED):
+        if not separator or not module or (
+                not module.startswith(".") and module.partition(".")[0] in _NEVER_CHECKED):
             continue
         names = names.split("#")[0].strip()
         if names.startswith("("):  # the names up to the closing parenthesis, on later lines too
-            close = text.find(")", match.start())
-            names = text[match.start():close if close >= 0 else match.end()].partition("(")[2]
-            names = " ".join(line.split("#")[0] for line in names.splitlines())
-        found.append(module)
-        separator = "" if module.endswith(".") else "."
-        found.extend(module + separator + name.split()[0] for name in names.replace("\\", " ").split(",")
-                     if name.split() and name.split()[0].isidentifier())
-    return tuple(dict.fromkeys(found))
+            close = text.find(")", start)
+            names = text[start:close if close >= 0 else end].partition("(")[2]
+            names = " ".join(part.split("#")[0] for part in names.splitlines())
+        listed = found.setdefault(module, [])
+        for name in names.replace("\\", " ").split(","):
+            words = name.split()
+            if words and words[0].isidentifier():
+                local = words[2] if len(words) == 3 and words[1] == "as" and words[2].isidentifier() else None
+                listed.append(words[0] if local is None or local == words[0] else f"{words[0]} as {local}")
+    return tuple((module, tuple(dict.fromkeys(names))) for module, names in found.items() if names)
+
+
+def split_alias(entry: str) -> Tuple[str, str]:
+    """(the name a module exports, the name the importer binds) of a `from_imports` entry."""
+    name, _, local = entry.partition(" as ")
+    return name, local or name
 
 
 @dataclass(frozen=True)
@@ -123,19 +138,54 @@ class ExportedFunction:
 
 ModuleExports = Dict[str, ExportedFunction]  # `infer` or `Predictor.predict` -> its summary
 
+# What the importers of a module that never enters inference mode ask of it: the flow then
+# summarizes only these functions and methods (and what they call), whatever the module's
+# size. (names of it called with a tracked value, names imported from it (a class among
+# them: its methods), the method names called with a tracked value)
+Request = Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]
 
-def exports_to_data(exports: Optional[ModuleExports]) -> Optional[tuple]:
-    """None: the module's flow did not run; `()`: it ran and exports nothing (what the
-    module's imports do with its values may still matter: `ProjectFacts.entered`)."""
-    return None if exports is None else tuple(function.to_data() for function in exports.values())
+
+def exports_to_data(exports: Optional[ModuleExports], passed: Iterable[str] = (),
+                    request: Optional[Request] = None) -> Optional[tuple]:
+    """The module's summary as data (it crosses into worker processes and the result cache):
+    None: the module's flow did not run; else (its exported functions, possibly none; the
+    names of the functions and methods of other modules it passes a tracked value to;
+    the `Request` it was summarized for, None when its own flow ran over all of it)."""
+    if exports is None:
+        return None
+    return tuple(function.to_data() for function in exports.values()), tuple(sorted(passed)), request
 
 
 def exports_from_data(data: Optional[Sequence]) -> Optional[ModuleExports]:
     """The exports `exports_to_data` wrote; ValueError (or TypeError) for another shape."""
-    if not data:
+    if not data or not data[0]:
         return None
-    functions = [ExportedFunction.from_data(item) for item in data]
+    functions = [ExportedFunction.from_data(item) for item in data[0]]
     return {function.name: function for function in functions}
+
+
+def answered(request: Request) -> tuple:
+    """The summary of a module that defines nothing a request asks for."""
+    return exports_to_data({}, (), request)
+
+
+def passed_names(data: Optional[Sequence]) -> frozenset:
+    """The names the module's flow called with a tracked value (`exports_to_data`)."""
+    return frozenset(data[1]) if data else frozenset()
+
+
+def covers(data: Optional[Sequence], request: Request) -> bool:
+    """Whether the summary `data` answers `request` (a module whose own flow ran answers all)."""
+    if data is None:
+        return False
+    done = data[2]
+    return done is None or all(set(asked) <= set(had) for asked, had in zip(request, done))
+
+
+def merged(first: Optional[Request], second: Request) -> Request:
+    if first is None:
+        return second
+    return tuple(tuple(sorted(set(one) | set(other))) for one, other in zip(first, second))
 
 
 def _module_file_stem(path: str) -> str:
@@ -182,53 +232,94 @@ class ModuleFinder:
             return beside[0]
         return matching[0] if len(matching) == 1 else None
 
-    def imported_by(self, importer: str, imports: Iterable[str]) -> Tuple[str, ...]:
-        """The modules among those `importer` imports (not itself)."""
-        own = os.path.abspath(importer)
-        found = {self.resolve(importer, module) for module in imports}
-        return tuple(sorted(path for path in found if path is not None and path != own))
-
 
 class ProjectIndex:
-    """The exporting modules of one run, found by the import strings of their importers."""
+    """The exporting modules of one run, found by the import statements of their importers."""
 
-    def __init__(self, exports: Dict[str, tuple], summarize: Iterable[str] = ()) -> None:
+    def __init__(self, exports: Dict[str, tuple], summarize: Optional[Dict[str, Request]] = None) -> None:
         """`exports`: path -> the data `Language.exports` gave (`exports_to_data`);
         `summarize`: modules whose flow runs to summarize them though they never enter
-        inference mode (what they do to the parameters of their functions)."""
-        self.summarized = frozenset(os.path.abspath(path) for path in summarize)
+        inference mode (what the functions their importers ask for do to their parameters)."""
+        self.requests = {os.path.abspath(path): request for path, request in (summarize or {}).items()}
         self.exports: Dict[str, ModuleExports] = {}
         for path, data in exports.items():
             found = exports_from_data(data)
             if found:
                 self.exports[os.path.abspath(path)] = found
+        # what an importer may name: the functions, and the classes of the methods, exported
+        self._names = frozenset(name.partition(".")[0] for found in self.exports.values() for name in found)
         self._finder = ModuleFinder(self.exports)
 
     def __bool__(self) -> bool:
-        return bool(self.exports or self.summarized)
+        return bool(self.exports or self.requests)
 
-    def summarizes(self, path: str) -> bool:
-        return os.path.abspath(path) in self.summarized
+    def request_for(self, path: str) -> Optional[Request]:
+        return self.requests.get(os.path.abspath(path))
 
     def resolve(self, importer: str, module: str, level: int = 0) -> Optional[str]:
         return self._finder.resolve(importer, module, level)
 
-    def dependencies(self, importer: str, imports: Iterable[str]) -> Tuple[str, ...]:
-        """The exporting modules among those `importer` imports (not itself)."""
-        return self._finder.imported_by(importer, imports)
+    def may_bind(self, path: str, text: str) -> bool:
+        """False for a module summarized for a request that defines none of the functions
+        asked for (`def name`, searched in its text: most requests name methods the
+        module's classes do not have)."""
+        request = self.request_for(path)
+        if request is None:
+            return True
+        called, _, methods = request
+        asked = {*called, *methods, *(("__init__",) if called else ())}  # a class called: its `__init__`
+        return any(f"def {name}(" in text for name in asked)
+
+    def dependencies(self, importer: str, imports: FromImports, passed: Optional[frozenset] = None) -> Tuple[str, ...]:
+        """The exporting modules whose summaries `importer` reads when checked again: none
+        unless one of the names it imports carries something for it (a function that
+        returns an inference tensor; with `passed`, the names the importer's own flow
+        called with a tracked value, one that does to that parameter what torch rejects);
+        then every exporting module it imports an exported name from."""
+        own = os.path.abspath(importer)
+        found, concerned = set(), False
+        for module, names in imports:
+            named = [split_alias(entry) for entry in names]
+            named = [(name, local) for name, local in named if name in self._names]
+            if not named:
+                continue
+            target = self.resolve(importer, module)
+            exports = self.exports.get(target) if target is not None and target != own else None
+            if exports is None:
+                continue
+            for name, local in named:
+                for exported, function in exports.items():
+                    owner, _, method = exported.partition(".")
+                    if owner != name:
+                        continue
+                    found.add(target)
+                    if function.returns is not None or (passed is not None and function.uses and (
+                            (not method and local in passed) or method in passed
+                            or (method == "__init__" and local in passed))):
+                        concerned = True
+        return tuple(sorted(found)) if concerned else ()
+
+    def restricted(self, paths: Iterable[str]) -> "ProjectIndex":
+        """The index of only these modules (what a worker is sent for one file)."""
+        index = ProjectIndex({})
+        index.requests = {path: request for path, request in self.requests.items() if path in paths}
+        index.exports = {path: self.exports[path] for path in paths if path in self.exports}
+        index._names = frozenset(name.partition(".")[0] for found in index.exports.values() for name in found)
+        index._finder = ModuleFinder(index.exports)
+        return index
 
     def imported_names(self, importer: str, module: ast.Module) -> "ImportedNames":
         """What the importer's `from X import name` statements bind to exported summaries."""
         imported = ImportedNames()
-        for statement in ast.walk(module):
-            if not isinstance(statement, ast.ImportFrom):
+        if not self.exports:
+            return imported
+        for statement in _import_statements(module.body):
+            target = self.resolve(importer, statement.module or "", statement.level)
+            exports = self.exports.get(target) if target else None
+            if exports is None:
                 continue
             for alias in statement.names:
                 local = alias.asname or alias.name
-                target = self.resolve(importer, statement.module or "", statement.level)
-                exports = self.exports.get(target) if target else None
-                if exports is None:
-                    continue
                 if alias.name in exports:
                     imported.functions[local] = exports[alias.name]
                 methods = {name.partition(".")[2]: function for name, function in exports.items()
@@ -236,6 +327,21 @@ class ProjectIndex:
                 if methods:
                     imported.classes[local] = methods
         return imported
+
+
+def _import_statements(statements: Sequence[ast.stmt]) -> Iterable[ast.ImportFrom]:
+    """The `from ... import` statements among `statements` and the blocks they hold (a
+    function's, a branch's): statements only, no expression is walked."""
+    stack = list(reversed(statements))
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, ast.ImportFrom):
+            yield statement
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(statement, field, None)
+            if block:
+                stack.extend(reversed(block))
 
 
 @dataclass

@@ -1,30 +1,36 @@
 """Across modules (`gradlint.python.project`, the runner's second pass): what an importer
 writes finds the checked module, a file that imports a module whose function returns an
-inference tensor is checked with that module's summary, and the result cache keeps each
-importer's entry tied to the content of the modules whose summaries it used."""
+inference tensor is checked with that module's summary, a module that never enters the mode
+is summarized (whatever its size) for the functions its importers pass values to, only the
+importers a summary concerns are checked again (in the pool when the run has one), and the
+result cache keeps each importer's entry tied to the content of the modules whose
+summaries it used."""
 from __future__ import annotations
 
 import os
 import shutil
 
-import pytest
-
+from gradlint import runner
 from gradlint.engine import Linter
-from gradlint.python.project import ModuleFinder, import_strings
+from gradlint.python.project import ModuleFinder, ProjectIndex, from_imports
 from gradlint.runner import POOL_MIN_FILES, run_files
+from gradlint.worker_pool import WorkerPool
 from gradlint.settings import Settings, resolve_selection
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PREDICTOR = os.path.join(ROOT, "fixtures", "python", "GL201", "probabilities_sharpened_after_imported_predictor")
+# main.py enters inference mode and passes what it made to returns.py's in-place helper
+ROLLOUT = os.path.join(ROOT, "fixtures", "python", "GL201", "rollout_returns_standardized_by_imported_helper")
 SETTINGS = Settings(enabled=resolve_selection(["GL201", "GL202", "GL203", "GL204"], [], []))
 
 
-def test_import_strings_name_modules_and_what_may_be_submodules():
+def test_from_imports_name_each_module_and_the_names_taken_from_it():
     text = ("import os\nimport torch.nn as nn\nimport pkg.rotary\nfrom torch import nn\n"
-            "from .predict import infer, load\nfrom . import layers\nfrom pkg.rotary import (\n    build_cache,\n)\n")
-    found = import_strings(text)
-    assert {".predict", ".predict.infer", ".layers", "pkg.rotary", "pkg.rotary.build_cache"} <= set(found)
-    assert not [name for name in found if name.startswith(("os", "torch"))]
+            "from .predict import infer, load as load_model  # the helpers\nfrom . import layers\n"
+            "from pkg.rotary import (\n    build_cache,  # cos and sin\n    apply,\n)\nfrom os.path import join\n"
+            '"""Imports are read from the `from X import y` statements."""\n')
+    assert dict(from_imports(text)) == {".predict": ("infer", "load as load_model"), ".": ("layers",),
+                                        "pkg.rotary": ("build_cache", "apply")}
 
 
 def test_an_import_finds_its_module_relative_or_beside_the_importer(tmp_path):
@@ -39,9 +45,9 @@ def test_an_import_finds_its_module_relative_or_beside_the_importer(tmp_path):
     assert finder.resolve(str(tmp_path / "pkg" / "x.py"), "predict") is None  # two match, neither beside
 
 
-def _copy_project(tmp_path):
+def _copy_project(tmp_path, fixture=PREDICTOR):
     folder = tmp_path / "project"
-    shutil.copytree(PREDICTOR, folder)
+    shutil.copytree(fixture, folder, ignore=shutil.ignore_patterns("*.fixed.py"))  # the modules
     return folder
 
 
@@ -105,3 +111,60 @@ def test_the_worker_pool_gives_the_same_findings(tmp_path):
     serial = _findings(folder, jobs=1, cache_dir=None)
     assert serial == [("main.py", 13, "GL201")]
     assert _findings(folder, jobs=2, cache_dir=None) == serial
+
+
+def test_a_module_of_any_size_is_summarized_for_the_functions_its_importers_ask_for(tmp_path):
+    folder = _copy_project(tmp_path, ROLLOUT)
+    returns = folder / "returns.py"
+    padding = "".join(f"\n\ndef clip_{index}_(values, low={index}):\n    values.clamp_(min=low)\n    return values\n"
+                      for index in range(200))
+    returns.write_text(returns.read_text() + padding)
+    assert returns.stat().st_size > 8_000
+    assert _findings(folder, jobs=1, cache_dir=None) == [("main.py", 19, "GL201")]
+    asked = ProjectIndex({}, {str(returns): (("standardize_",), ("discounted", "standardize_"), ("standardize_",))})
+    exports = Linter(SETTINGS).check_path(str(returns), project=asked).exports
+    assert [function[0] for function in exports[0]] == ["standardize_"]  # clip_*_ update theirs too, unasked
+
+
+def test_an_importer_is_checked_again_only_for_a_name_whose_summary_concerns_it(tmp_path, monkeypatch):
+    folder = _copy_project(tmp_path, ROLLOUT)
+    (folder / "report.py").write_text(  # imports the in-place helper, never passes it a tensor of the mode
+        "import torch\n\nfrom returns import discounted, standardize_\n\n\n"
+        "def scores(model, batch):\n    with torch.inference_mode():\n        logits = model(batch)\n"
+        "    weights = standardize_(torch.ones(3))\n    return logits.argmax(-1), discounted(weights)\n")
+    counting = _Counting(monkeypatch)
+    assert _findings(folder, jobs=1, cache_dir=None) == [("main.py", 19, "GL201")]
+    assert sorted(counting.paths) == ["main.py", "main.py", "report.py", "returns.py", "returns.py"]
+
+
+def test_a_changed_summarized_module_invalidates_the_cached_results_of_its_importers(tmp_path, monkeypatch):
+    folder = _copy_project(tmp_path, ROLLOUT)
+    cache = str(tmp_path / "cache")
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 19, "GL201")]
+    counting = _Counting(monkeypatch)
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 19, "GL201")]
+    assert counting.paths == []  # a warm run stays warm: returns.py's summary is in the cache
+    returns = folder / "returns.py"
+    original = returns.read_text()
+    returns.write_text(original.replace("values.sub_(values.mean()).div_(values.std() + 1e-8)",
+                                        "values = (values - values.mean()) / (values.std() + 1e-8)"))
+    assert _findings(folder, jobs=1, cache_dir=cache) == []  # main.py's bytes did not change
+    assert sorted(counting.paths) == ["main.py", "returns.py", "returns.py"]
+    returns.write_text(original)
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 19, "GL201")]
+
+
+def test_the_second_pass_runs_in_the_worker_pool_with_the_same_findings(tmp_path, monkeypatch):
+    folder = _copy_project(tmp_path, ROLLOUT)
+    shutil.copy(folder / "main.py", folder / "evaluate.py")  # two importers to check again
+    for index in range(POOL_MIN_FILES):
+        (folder / f"filler_{index}.py").write_text(f"import torch\n\nVALUE = {index}\n")
+    serial = _findings(folder, jobs=1, cache_dir=None)
+    assert serial == [("evaluate.py", 19, "GL201"), ("main.py", 19, "GL201")]
+    sent = []
+    lint_again = WorkerPool.lint_again
+    monkeypatch.setattr(WorkerPool, "lint_again", lambda pool, calls: sent.append(
+        sorted(os.path.basename(call[0]) for call in calls)) or lint_again(pool, calls))
+    monkeypatch.setattr(runner, "SERIAL_FIRST_MAX_FILES", 8)  # the run's own pool, still open for the second pass
+    assert _findings(folder, jobs=2, cache_dir=None) == serial
+    assert sent == [["evaluate.py", "main.py"]]

@@ -84,9 +84,25 @@ class InferenceFlow:
         # names bound to other checked modules' summaries (`gradlint.python.project`), when
         # the run gives them: an imported function may return an inference tensor
         self.imported = getattr(outline, "imported_names", None) or None
-        summarized = getattr(outline, "summarized", False)  # for its importers (`project`)
-        if outline.enters_inference_mode or self.user_regions or self.imported or summarized:
+        # the names of other modules' functions and methods called with a tracked value
+        # outside the mode: what this module asks of the modules it imports (`project`)
+        self.passed_out: set = set()
+        # summarized for its importers (`project.Request`): only the functions they ask for
+        # are walked (and those they call), whatever the module's size
+        request = getattr(outline, "summarized", None)
+        self._summarizing = None if request is None else self._requested(request)
+        if outline.enters_inference_mode or self.user_regions or self.imported or self._summarizing:
             self._run()  # nothing is made under inference mode in a file that never enters it
+
+    def _requested(self, request) -> List[FunctionNode]:
+        """The functions an importer's `project.Request` names: the module's functions it
+        calls with a tracked value, the methods of its classes called so (`__init__` when
+        the class is)."""
+        called, held, methods = request
+        found = [self.functions[name] for name in called if name in self.functions]
+        found += [function for (klass, name), function in self.methods.items() if klass in held and klass in self.classes
+                  and (name in methods or (name == "__init__" and klass in called))]
+        return found
 
     def _index(self, statements: Sequence[ast.stmt], klass: Optional[str], top: bool = True,
                enclosing: Optional[FunctionNode] = None) -> None:
@@ -292,7 +308,16 @@ class InferenceFlow:
             found = self._facts[id(expression)] = expression_facts(expression)
         return found
 
-    def _scopes(self) -> _Scopes:
+    def _scopes(self, results: Dict[int, "_ScopeResult"]) -> _Scopes:
+        if self._summarizing is not None:  # the requested functions, then what they call
+            walked, queue = set(), list(self._summarizing)
+            while queue:
+                function = queue.pop(0)
+                if id(function) not in walked:
+                    walked.add(id(function))
+                    yield function, self._class_of.get(id(function)), function.body
+                    queue.extend(results[id(function)].callees)
+            return
         yield None, None, self.outline.module.body
         for function, klass in self._scope_list:
             yield function, klass, function.body
@@ -308,7 +333,7 @@ class InferenceFlow:
             summaries: Dict[FunctionNode, Summary] = {}
             attributes: Dict[str, State] = {}
             caches: State = {}
-            for function, klass, body in self._scopes():
+            for function, klass, body in self._scopes(results):
                 result = results.get(id(function))
                 if result is None or result.inputs != self._inputs(function, result.callees, klass, result.classes_read):
                     under = self.walks_under(function)

@@ -116,8 +116,12 @@ class Sinks:
             self._passes_to(call, callee, state)
         elif imported is not None:
             self._passes_to_imported(call, imported, state)
-        elif self.trains and qualified is None:
-            self._module_call(call, state)
+        else:
+            # a name is another module's only when imported (`qualified`), a method whatever it is called on
+            if (qualified is not None or isinstance(func, ast.Attribute)) and not (qualified or "").startswith("torch."):
+                self._passes_out(call, state)
+            if self.trains and qualified is None:
+                self._module_call(call, state)
 
     @staticmethod
     def _held_modules(module: ast.AST, receiver: Optional[Taint], state: State):
@@ -274,6 +278,19 @@ class Sinks:
                 if name in used and taint.kind in _PASSED_KINDS[kind] and not (
                         taint.bypass and kind in ("mutate", "requires_grad")):
                     self.event(kind, call, argument, taint, call=call, inner=used[name].through(call))
+
+    def _passes_out(self, call: ast.Call, state: State) -> None:
+        """A call this module cannot follow, given a tracked value by name (`x`, `self.x`):
+        what the function called does with it may be in another checked module (`project`:
+        what this module asks of the modules it imports)."""
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name is None or name in self.flow.passed_out:
+            return
+        for argument in [*call.args, *(item.value for item in call.keywords)]:
+            if isinstance(argument, (ast.Name, ast.Attribute)) and dotted(argument) in state:
+                self.flow.passed_out.add(name)
+                return
 
     def _passes_to_imported(self, call: ast.Call, imported, state: State) -> None:
         """A value passed to another checked module's function that updates, trains or

@@ -139,7 +139,11 @@ class InferenceTensorMutatedOutside(Rule):
       imports it), `import pkg.mod` used as `pkg.mod.f(...)`, `getattr` and dynamic dispatch,
       and what a module returns only because of what it imports itself (one hand-off). A
       helper of another module that does the update is reported at the call in the importer
-      (the last line of the importer in the traceback), with the helper's line related.
+      (the last line of the importer in the traceback), with the helper's line related; it
+      is followed when the importer passes it a value by name (`standardize_(rewards)`, not
+      `standardize_(rollout(policy))`), and a module that never enters the mode is read
+      only for the functions and methods its importers pass such values to (and those they
+      call in it).
     - Python: a value kept in a dict and read back by key (`d["a"]`), stored with
       `setattr`/read with `getattr`, or passed through a global set in another function is
       lost; so is one returned through a chain of two or more plain wrapper functions. A
