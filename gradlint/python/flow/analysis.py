@@ -338,12 +338,14 @@ class InferenceFlow:
                 if result is None or result.inputs != self._inputs(function, result.callees, klass, result.classes_read):
                     under = self.walks_under(function)
                     scope = Scope(self, function, klass, body, called_under_mode=under)
+                    if under:
+                        scope.region = self._called_region.get(id(function))
                     end_state = scope.run()
                     kept = {key: taint for key, taint in end_state.items()
                             if key.startswith("self.") and taint.param is None}
                     if under:
                         kept = {}  # what it leaves is among the class's `called_attributes`
-                        scope.summary.returns = scope.summary.returns_shape = None  # callers make it fresh
+                        scope.summary.passed_through()  # callers make what it returns fresh
                     result = results[id(function)] = _ScopeResult(
                         scope.summary, kept, scope.events, scope.callees, scope.classes_read,
                         self._inputs(function, scope.callees, klass, scope.classes_read),

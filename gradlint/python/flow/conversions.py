@@ -16,8 +16,10 @@ import ast
 from typing import Optional
 
 from gradlint.python.flow import knowledge as torch_api
-from gradlint.python.flow.syntax import dotted, positional, qualified_name
+from gradlint.python.flow.caches import registered_buffer
+from gradlint.python.flow.syntax import dotted, positional, qualified_name, target_names
 from gradlint.python.flow.values import Kind, State, Taint
+from gradlint.python.outline import nodes_in
 
 
 def is_module_conversion(outline, node: ast.AST) -> bool:
@@ -31,6 +33,59 @@ def is_module_conversion(outline, node: ast.AST) -> bool:
         return False
     arguments = positional(node) + [item.value for item in node.keywords if item.arg == "dtype"]
     return any(qualified_name(outline, argument) in torch_api.CONVERTING_DTYPES for argument in arguments)
+
+
+def converts_dtype(outline, call: ast.Call) -> bool:
+    """A tensor conversion the code shows changes the dtype (`t.half()`, `t.to(torch.bfloat16)`),
+    or that converts to a dtype it reads from elsewhere (`buf.to(x.dtype)`, `t.to(saved_dtypes[k])`,
+    `t.type_as(x)`): code converts because the dtypes may differ (mixed precision), so the
+    flow takes it to copy. A device move (`t.to(x.device)`) and a literal float32 are taken
+    to change nothing (a module's tensors move with it; float32 is the default dtype)."""
+    method = call.func.attr
+    if method not in torch_api.TENSOR_DTYPE_CONVERSIONS:
+        return False
+    if method in torch_api.MODULE_CONVERSIONS or method == "type_as":
+        return True
+    arguments = positional(call) + [item.value for item in call.keywords if item.arg == "dtype"]
+    return any(qualified_name(outline, argument) in torch_api.CONVERTING_DTYPES or _reads_dtype(argument)
+               for argument in arguments)
+
+
+def _reads_dtype(expression: ast.AST) -> bool:
+    """`x.dtype`, `dtype`, `self.compute_dtype`, `saved_dtypes[name]`: a dtype computed elsewhere."""
+    while isinstance(expression, ast.Subscript):
+        expression = expression.value
+    name = expression.attr if isinstance(expression, ast.Attribute) else (
+        expression.id if isinstance(expression, ast.Name) else "")
+    return "dtype" in name.lower()
+
+
+def state_tensor_names(flow, klass: Optional[str]) -> frozenset:
+    """The attributes a class keeps its own tensors in: buffers it registers by name and
+    `nn.Parameter`s it assigns (`self.register_buffer("k", ...)`, `self.w = nn.Parameter(...)`)."""
+    memo = flow.__dict__.setdefault("_state_tensor_names", {})
+    found = memo.get(klass)
+    if found is None:
+        names = set()
+        for (owner, _), method in flow.methods.items() if klass is not None else ():
+            if owner != klass:
+                continue
+            for node in nodes_in(list(method.body)):
+                registered = registered_buffer(node) if isinstance(node, ast.Call) else None
+                if registered is not None:
+                    names.add(registered[0])
+                elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                        qualified_name(flow.outline, node.value.func) in torch_api.PARAMETER_CLASSES:
+                    names.update(key[len("self."):] for target in node.targets for key in target_names(target)
+                                 if key.startswith("self.") and key.count(".") == 1)
+        found = memo[klass] = frozenset(names)
+    return found
+
+
+def is_conversion(outline, node: ast.AST) -> bool:
+    """A module's conversion (`is_module_conversion`) or a tensor's to another dtype (`converts_dtype`)."""
+    return is_module_conversion(outline, node) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and converts_dtype(outline, node))
 
 
 def discarded_calls(statement: ast.stmt):
@@ -62,6 +117,39 @@ class ModuleConversions:
             elif held is None and key in self.module_typed:
                 state[key] = Taint(node, Kind.MODULE, region=self.region, binding=self.statement)
 
+    def converted_state_tensor(self, call: ast.Call, receiver: Optional[Taint]) -> Optional[Taint]:
+        """Under the mode: a module's own tensor (a buffer or parameter of `self`, `lin.weight`,
+        a parameter of a module passed in) converted to another dtype (`converts_dtype`) is a
+        copy made here, an inference tensor (§1c), whatever the tensor was."""
+        if not converts_dtype(self.outline, call):
+            return None
+        subject = call.func.value
+        if isinstance(subject, ast.Attribute) and subject.attr in torch_api.BYPASS_ATTRIBUTES:
+            subject = subject.value  # `p.data.to(dtype)`: `p`'s data
+        if receiver is not None and not receiver.of_module:
+            return None  # an inference tensor stays one; what a caller passes is its own
+        if receiver is None and not (self._module_tensor(subject) or (
+                isinstance(subject, ast.Attribute) and dotted(subject.value) == "self"
+                and subject.attr in state_tensor_names(self.flow, self.klass))):
+            return None
+        return self.new(call, certain=True)
+
+    def converted_parameter_data(self, target: ast.AST, value: Optional[Taint], state: State) -> None:
+        """Under the mode: `p.data = copy` for a tensor of a module (`for p in model.parameters()`,
+        `lin.weight`) and a copy made here (`p.data.to(dtype)`): the module's parameter is that
+        inference tensor now (§1b), as if the module had been converted."""
+        if not (isinstance(target, ast.Attribute) and target.attr in torch_api.BYPASS_ATTRIBUTES):
+            return
+        if value is None or value.param is not None or value.kind is not Kind.TENSOR or not isinstance(value.origin, ast.Call):
+            return
+        converted = Taint(value.origin, Kind.MODULE, region=self.region, binding=self.statement)
+        held = self.value(target.value, state)
+        if held is not None and held.param is not None and held.of_module:
+            if self.function is not None and not self.hypothetical:
+                self.summary.converts.setdefault(held.param, converted)
+        elif held is None and self._module_tensor(target.value):
+            state.setdefault(dotted(target.value.value), converted)
+
     def converted_back(self, operations, state: State) -> None:
         """Outside the mode: a module that an inference-mode conversion made converted again."""
         for node in operations:
@@ -82,4 +170,7 @@ class ModuleConversions:
         for name, argument in passed:
             key = dotted(argument)
             if name in summary.converts and key is not None:
+                held = state.get(key)
+                if held is not None and held.param is not None and self.function is not None and not self.hypothetical:
+                    self.summary.converts.setdefault(held.param, summary.converts[name])  # the callers' module too
                 state[key] = summary.converts[name]

@@ -35,10 +35,21 @@ class ValueRules:
             summary = self.callee_summary(expression)
             if summary is not None and summary.returns_shape is not None:
                 # `return backbone, head`: each position keeps what it is
-                return [None if part is None else Taint(expression, part.kind, certain=part.certain,
-                                                        via_call=expression, position=index, returned=part)
+                return [None if part is None else self.passed_back(expression, part.param, state)
+                        if part.param is not None else Taint(expression, part.kind, certain=part.certain,
+                                                             via_call=expression, position=index, returned=part)
                         for index, part in enumerate(summary.returns_shape)]
         return self.value(expression, state)
+
+    def passed_back(self, call: ast.Call, parameter: str, state: State) -> Optional[Taint]:
+        """What the call passed as `parameter`, which the function returns as it came
+        (`model, stats = prepare(model)`), after what the call did to it."""
+        params = self.flow.call_parameters(call, self.callee(call))
+        arguments = call.args[:next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))]
+        passed = dict(zip(params, arguments))
+        passed.update((item.arg, item.value) for item in call.keywords if item.arg is not None)
+        argument = passed.get(parameter)
+        return None if argument is None else self.value(argument, state)
 
     def element(self, iterable: ast.AST, state: State) -> Shape:
         """What `for target in iterable` binds."""
@@ -138,6 +149,8 @@ class ValueRules:
         if summary is not None and summary.returns is not None:
             returned = summary.returns
             return Taint(call, returned.kind, certain=returned.certain, via_call=call, returned=returned)
+        if summary is not None and summary.returns_parameter is not None:
+            return self.passed_back(call, summary.returns_parameter, state)
         func = call.func
         if isinstance(func, ast.Attribute):
             qualified = qualified_name(self.outline, func)
@@ -200,6 +213,10 @@ class ValueRules:
             return None
         if method in torch_api.COPYING_METHODS and is_true(keyword(call, torch_api.COPYING_METHODS[method])):
             return self.new(call, certain=True) if self.in_inference else None  # `t.to(device, copy=True)`
+        if self.in_inference and method in torch_api.TENSOR_DTYPE_CONVERSIONS:
+            converted = self.converted_state_tensor(call, receiver)
+            if converted is not None:
+                return converted
         if method in torch_api.ALIAS_METHODS or method in torch_api.BYPASS_METHODS or method in torch_api.SPLIT_METHODS:
             if receiver is None:
                 # §1c: a view made under the mode of an ordinary tensor is ordinary; a

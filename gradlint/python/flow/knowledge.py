@@ -149,6 +149,11 @@ CONVERTING_DTYPES = _table({
     "§1b: `lin.to(torch.float16)` under the mode makes its parameters inference tensors": (
         "float16", "half", "bfloat16", "float64", "double"),
 }, prefix="torch.")
+# Tensor conversions that copy when the dtype they are given differs from the tensor's own
+# (§1c: `with IM: c = n.to(torch.bfloat16)` is an inference tensor; `n.to(n.dtype) is n`).
+TENSOR_DTYPE_CONVERSIONS = _table({
+    "§1c: a conversion to another dtype under the mode copies: the copy is an inference tensor": (
+        "to", "type", "type_as", "half", "bfloat16", "double")})
 CONVERSION_METHODS = _table({"§1b: converting again outside the mode makes normal copies": (
     "half", "bfloat16", "double", "float", "to")})
 # Module methods that train its parameters: a sink for a module built under the mode.

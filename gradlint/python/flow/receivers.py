@@ -12,6 +12,7 @@ module, `getattr` or a function's return is not followed; a question that depend
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
@@ -52,6 +53,9 @@ class Receivers:
             for owner in self.classes_held(expression.value, function, klass, visiting):
                 for value, where, element in self._bindings_of_class(owner).get("self." + expression.attr, ()):
                     found |= self._bound(value, where, owner, element, visiting)
+                for holder, value, where, where_class in self._stores_from_outside.get(expression.attr, ()):
+                    if owner in self.classes_held(holder, where, where_class, visiting):
+                        found |= self._bound(value, where, where_class, False, visiting)
         else:
             for value, where, element in self._bindings_of(function).get(key, ()):
                 found |= self._bound(value, where, klass, element, visiting)
@@ -110,6 +114,22 @@ class Receivers:
                         for key, bound in self._bindings_of(method).items():
                             if key.startswith("self."):
                                 found.setdefault(key, []).extend(bound)
+        return found
+
+    @cached_property
+    def _stores_from_outside(self) -> Dict[str, List[Tuple[ast.AST, ast.AST, Optional[ast.AST], Optional[str]]]]:
+        """attribute -> `(holder, value, function, class)` for each `holder.attribute = value`
+        whose holder is not `self` (`block.kv_cache = KVCache(...)` sets an attribute of the
+        instances `block` holds, as `self.kv_cache = ...` in their class would)."""
+        found: Dict[str, List] = {}
+        scopes = [(None, None, self.outline.module.body),
+                  *((function, klass, function.body) for function, klass in self.flow._scope_list)]
+        for function, klass, body in scopes:
+            for node in nodes_in(list(body)):
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Attribute) and dotted(target) is not None and dotted(target.value) != "self":
+                            found.setdefault(target.attr, []).append((target.value, node.value, function, klass))
         return found
 
     def _with_bases(self, klass: str) -> List[str]:

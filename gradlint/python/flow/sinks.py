@@ -112,6 +112,11 @@ class Sinks:
                 self._saving_call(call, [func.value, *call.args], torch_api.SAVING_METHODS[func.attr][0], state)
         callee = self.callee(call)
         imported = self.flow.imported_function(call) if callee is None else None
+        if callee is not None and self.trains and isinstance(func, (ast.Name, ast.Attribute)):
+            called = self.value(func, state)
+            if called is not None and (called.kind is Kind.MODULE or (  # `self.model(x)`: its forward is followed too
+                    called.param is not None and called.kind is Kind.UNKNOWN and self.flow.runs_module(call, callee))):
+                self.event("train_module", call, func, called)
         if callee is not None:
             self._passes_to(call, callee, state)
         elif imported is not None:

@@ -188,6 +188,8 @@ class StatementTransfer:
                 self.requires_grad_attribute(target, state)
         shape = self.shape(statement.value, state)
         for target in statement.targets:
+            if self.in_inference:
+                self.converted_parameter_data(target, collapse(shape), state)
             self.assign_target(target, shape, state)
             self.bind_attributes(target, statement.value, state)
         return state
@@ -201,11 +203,20 @@ class StatementTransfer:
         returned = self.value(statement.value, state)
         if returned is not None and returned.param is None:
             self.summary.returns = returned
+        elif self._is_parameter_itself(returned):
+            self.summary.returns_parameter = returned.param  # `return model`: what the caller passed
         shape = self.shape(statement.value, state)
         if isinstance(shape, list) and all(not isinstance(part, list) for part in shape):
-            parts = [None if part is None or part.param is not None else part for part in shape]
+            # `return model, stats`: a parameter returned as it came keeps its position
+            parts = [part if part is not None and (part.param is None or self._is_parameter_itself(part)) else None
+                     for part in shape]
             if any(part is not None for part in parts):
                 self.summary.returns_shape = parts
+
+    def _is_parameter_itself(self, taint) -> bool:
+        """The value a parameter was given, as given (`model`, `model.to(device)`), not a part of it."""
+        return (taint is not None and taint.param is not None and taint.kind is Kind.UNKNOWN
+                and taint.origin is self.function and taint.position is None and not taint.bypass)
 
     def assign_target(self, target: ast.AST, shape: Shape, state: State) -> None:
         if isinstance(target, ast.Subscript):

@@ -139,8 +139,10 @@ class Summary:
     """What a function does to its parameters and what it returns."""
 
     returns: Optional[Taint] = None
-    # `return a, b`: what each position holds (None: an ordinary value)
+    # `return a, b`: what each position holds (None: an ordinary value; a parameter's own
+    # value, `param` set: what the caller passed there)
     returns_shape: Optional[List[Optional[Taint]]] = None
+    returns_parameter: Optional[str] = None  # `return model`: the caller's argument comes back
     # event kind -> parameter name -> the operation on it
     uses: Dict[str, Dict[str, Use]] = field(default_factory=dict)
     # parameter -> attribute path -> the tracked value the function leaves stored there
@@ -150,12 +152,22 @@ class Summary:
     # tensors (`model.half()` in a decorated validator: `conversions`)
     converts: Dict[str, Taint] = field(default_factory=dict)
 
+    def passed_through(self) -> "Summary":
+        """What a caller sees of a function walked under the mode, whose results it makes
+        fresh itself: only the parameters it returns as they came."""
+        shape = self.returns_shape
+        if shape is not None:
+            shape = [part if part is not None and part.param is not None else None for part in shape]
+            shape = shape if any(part is not None for part in shape) else None
+        self.returns, self.returns_shape = None, shape
+        return self
+
     def key(self) -> Tuple:
         """What callers see of the summary: the fixpoint ends when no key changes."""
         returned = None if self.returns is None else (self.returns.kind, self.returns.certain)
         positions = None if self.returns_shape is None else tuple(
-            None if part is None else (part.kind, part.certain) for part in self.returns_shape)
+            None if part is None else (part.kind, part.certain, part.param) for part in self.returns_shape)
         stored = tuple(sorted((param, tuple(sorted((path, taint.kind) for path, taint in paths.items())))
                               for param, paths in self.stores.items()))
-        return (returned, positions, tuple(sorted((kind, tuple(sorted(params))) for kind, params in self.uses.items())),
+        return (returned, positions, self.returns_parameter, tuple(sorted((kind, tuple(sorted(params))) for kind, params in self.uses.items())),
                 stored, tuple(sorted(self.converts)))

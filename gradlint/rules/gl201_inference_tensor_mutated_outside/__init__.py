@@ -152,7 +152,15 @@ class InferenceTensorMutatedOutside(Rule):
       function passes a literal True for it, as a value or in a dict display) is not read
       as a region. A call on an object (`self.backend.run(q)`, `model(x)` into its class's
       `forward`) is followed when the assignments of this module show the object's class;
-      one bound through a function's return, `getattr` or another module is not.
+      one bound through a function's return, `getattr` or another module is not. An
+      attribute set from outside the class (`layer.cache = Cache(...)`) counts as one its
+      methods set.
+    - Python: a module's own tensor (a registered buffer, an `nn.Parameter`, `lin.weight`, a
+      parameter of a module passed in) converted under the mode to a dtype the code reads
+      from elsewhere (`buf.to(x.dtype)`, `t.to(saved_dtypes[k])`, `t.type_as(x)`) is taken
+      to copy, since code converts where the dtypes may differ: where they never do, the
+      conversion returns the tensor itself and a finding on it is false. A device move
+      (`buf.to(x.device)`) and a literal float32 are taken to copy nothing.
     - C++: one function, read in text order. A value returned by a function that holds the
       guard, one that escapes through a container filled inside the scope, and an update
       earlier in a loop body (the next iteration) are not seen; a `.clone()` in one branch of

@@ -91,6 +91,10 @@ class ModuleBuiltUnderInferenceMode(Rule):
       function of another checked module whose summary says it trains its parameter
       (`fit(head)`, followed as GL201 follows imports); in C++ only in the same file.
     - The module is followed as GL201 follows values, with the same limits.
+    - Python: a module whose parameters' data is replaced under the mode by a conversion
+      (`p.data = p.data.to(dtype)` for `p` in its `parameters()`) counts as converted when
+      the conversion is taken to copy, as GL201 takes it (a dtype read from elsewhere, or a
+      literal one other than float32).
 
     ## References
     - torch-semantics §1b (modules and state dicts), §7a

@@ -1,7 +1,7 @@
 """GL204 in Python: read the module-training events of the inference-tensor flow."""
 from gradlint.diagnostics import Diagnostic
 from gradlint.python.flow import inference_flow
-from gradlint.python.flow.conversions import is_module_conversion
+from gradlint.python.flow.conversions import is_conversion
 from gradlint.python.flow_report import passed_through, snippet
 from gradlint.python.flow.user_guards import enters_inference_mode
 from gradlint.python.screens import Screen
@@ -17,7 +17,7 @@ def check(file):
     for event in sorted(inference_flow(outline).events_of("train_module"), key=lambda e: outline.span(e.node)):
         first_use.setdefault(id(event.taint.origin), event)  # one finding per module
     for event in first_use.values():
-        converted = is_module_conversion(outline, event.taint.origin)
+        converted = is_conversion(outline, event.taint.origin)
         yield Diagnostic(
             *outline.span(event.taint.origin),
             f"module `{snippet(outline, event.subject)}` {'converted' if converted else 'built'} under inference mode "
