@@ -14,9 +14,10 @@ round's best is shown as min / median / max over the rounds.
 
 With --instructions (needs valgrind) it counts instead the machine instructions a check
 executes (cachegrind's I refs, in a child per size, less a child that only warms up): the
-same on a loaded machine as on an idle one.
+same on a loaded machine as on an idle one. The counts move by about 1% with the seed of
+string hashing, so each seed (PYTHONHASHSEED=1..N) gives a ratio of its own.
 
-    python bench/gl101_many_guards.py [--repeat N] [--rounds N] [--instructions]
+    python bench/gl101_many_guards.py [--repeat N] [--rounds N] [--instructions [--seeds N]]
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import time
 
-from gradlint.console import tune_collector
+from gradlint.collector import tune_collector
 from gradlint.cpp.frontend import CPP
 from gradlint.engine import Linter
 from gradlint.settings import Settings, resolve_selection
@@ -67,11 +68,13 @@ def best_time(linter: Linter, text: str, repeat: int) -> float:
     return best
 
 
-def instructions(layout: str, count: int) -> int:
-    """The instructions a child executes warming up, then checking `count` guards (0: none)."""
+def instructions(layout: str, count: int, seed: int) -> int:
+    """The instructions a child executes warming up, then checking `count` guards (0: none),
+    with string hashing seeded by `seed` (set iteration orders, and so the counts, vary with it)."""
     command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
                sys.executable, os.path.abspath(__file__), "--child", layout, str(count)]
-    report = subprocess.run(command, capture_output=True, text=True, check=True).stderr
+    environment = dict(os.environ, PYTHONHASHSEED=str(seed))
+    report = subprocess.run(command, capture_output=True, text=True, check=True, env=environment).stderr
     return int(re.search(r"I\s+refs:\s+([\d,]+)", report).group(1).replace(",", ""))
 
 
@@ -88,6 +91,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per size and round (the best counts)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--instructions", action="store_true", help="count instructions under valgrind")
+    parser.add_argument("--seeds", type=int, default=3, help="with --instructions: hash seeds, one run each")
     parser.add_argument("--child", nargs=2, metavar=("LAYOUT", "COUNT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -96,10 +100,15 @@ def main() -> None:
         if shutil.which("valgrind") is None:
             parser.error("--instructions needs valgrind")
         for layout in _HEADS:
-            base = instructions(layout, 0)
-            small, large = instructions(layout, 200) - base, instructions(layout, 2000) - base
-            print(f"{layout:18} 200 guards {small / 1e6:8.1f} M instructions   2,000 guards {large / 1e6:8.1f} M   "
-                  f"ratio {large / small:5.2f} (linear: 10)")
+            ratios, smalls, larges = [], [], []
+            for seed in range(1, args.seeds + 1):
+                base = instructions(layout, 0, seed)
+                smalls.append(instructions(layout, 200, seed) - base)
+                larges.append(instructions(layout, 2000, seed) - base)
+                ratios.append(larges[-1] / smalls[-1])
+            print(f"{layout:18} 200 guards {statistics.median(smalls) / 1e6:8.1f} M instructions   "
+                  f"2,000 guards {statistics.median(larges) / 1e6:8.1f} M   ratio min/median/max "
+                  f"{min(ratios):5.2f} / {statistics.median(ratios):5.2f} / {max(ratios):5.2f} (linear: 10)")
         return None
     tune_collector()
     linter = Linter(Settings(enabled=resolve_selection(["GL101"], [], [])))

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from gradlint.collector import collections_held
 from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex, RelatedLocation
 from gradlint.frontend import language_for
 from gradlint.language import FrontEndSyntaxError, Language
@@ -96,6 +97,11 @@ class Linter:
         None for most files). With `project`, the rules that follow imports
         (`Rule.follows_imports`) run on a file that imports an exporting module whatever its
         text says."""
+        with collections_held():
+            return self._check_module(text, path, language, enabled, decode_error, project)
+
+    def _check_module(self, text: str, path: str, language: Language, enabled: Optional[frozenset],
+                      decode_error: Optional[UndecodableSource], project) -> Tuple[List[Finding], object]:
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
         selection = self._selection(language.name, enabled)
         # GL003 judges the suppression comments once every other rule has reported.

@@ -13,12 +13,12 @@ meanings resolves to both, so a screen never misses what the libcst check would 
 from __future__ import annotations
 
 import ast
-import gc
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
+from gradlint.collector import collections_held
 from gradlint.diagnostics import Diagnostic, LineIndex
 from gradlint.python.ast_names import dotted_name, statement_bindings
 from gradlint.python.guards import canonical_guard
@@ -33,19 +33,14 @@ _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 def parse_outline(text: str) -> Optional["Outline"]:
     """The outline of `text`, or None when CPython cannot parse it (then libcst parses it
     and reports the error where it is)."""
-    collecting = gc.isenabled()
     # An `ast` tree holds no cycles, yet building one triggers a collection every few
     # hundred nodes, each walking every live object: a fifth of the parse.
-    gc.disable()
     try:
-        with warnings.catch_warnings():  # the file's own problems (`1if x`) are not gradlint's to print
-            warnings.simplefilter("ignore")
+        with collections_held(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the file's own problems (`1if x`) are not gradlint's to print
             return Outline(ast.parse(text), text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def literal_bool(node: Optional[ast.AST]) -> Optional[bool]:
