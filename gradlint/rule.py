@@ -128,13 +128,13 @@ class Rule:
         return getattr(importlib.import_module(f"{type(self).__module__}.{language}"), "screen", None)
 
 
-# Asked for every file: computed once per rule class.
-@functools.lru_cache(maxsize=None)
 def finds_any(findings: Iterable) -> bool:
     """A screen that is its check's own search: true once the search yields one finding."""
     return any(True for _ in findings)
 
 
+# Asked for every file: computed once per rule class.
+@functools.lru_cache(maxsize=None)
 def _languages_of(rule: type) -> Tuple[str, ...]:
     methods = {name[len("check_"):] for name in dir(rule)
                if name.startswith("check_") and callable(getattr(rule, name))}
