@@ -133,6 +133,15 @@ def finds_any(findings: Iterable) -> bool:
     return any(True for _ in findings)
 
 
+def screen_of(findings: Callable[[object], Iterable]) -> Callable[[object], bool]:
+    """The screen of a check that is its own search on the outline (`findings(outline)`)."""
+    def screen(outline) -> bool:
+        return finds_any(findings(outline))
+
+    screen.__doc__ = f"The check itself ({findings.__name__}), without the fix: it reads only the outline."
+    return screen
+
+
 # Asked for every file: computed once per rule class.
 @functools.lru_cache(maxsize=None)
 def _languages_of(rule: type) -> Tuple[str, ...]:

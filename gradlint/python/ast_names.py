@@ -3,7 +3,7 @@ this tree), for rules that check on the outline: `Outline.resolved_name(node)`."
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from gradlint.python.imports import import_bindings
 from gradlint.python.scoped_names import CLASS, COMPREHENSION, FUNCTION, ScopedNames, Syntax
@@ -123,7 +123,7 @@ def _rank(node) -> Optional[int]:
     return None if line is None else (line << 20) + node.col_offset
 
 
-class _Parents:
+class Parents:
     """A node's parent, found by walking down from the module to it through the children
     whose source range holds it (and those without a range, such as a call's keywords), so
     a lookup reads one path, not the whole tree. Every node on a path is remembered."""
@@ -156,6 +156,6 @@ class _Parents:
                     stack.append(child)
 
 
-def scoped_names(module: ast.Module) -> ScopedNames:
-    """The module's names by scope."""
-    return ScopedNames(_SYNTAX, module, _Parents(module), _rank, lambda node: list(ast.iter_child_nodes(node)))
+def scoped_names(module: ast.Module, parents: Optional[Callable[[ast.AST], Optional[ast.AST]]] = None) -> ScopedNames:
+    """The module's names by scope (`parents`: the module's `Parents`, shared with the outline)."""
+    return ScopedNames(_SYNTAX, module, parents or Parents(module), _rank, lambda node: list(ast.iter_child_nodes(node)))

@@ -16,7 +16,7 @@ import ast
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 from gradlint.collector import collections_held
 from gradlint.diagnostics import Diagnostic, LineIndex
@@ -98,12 +98,25 @@ class Outline:
             column_bytes = len(line_text.encode("utf-8")[:column_bytes].decode("utf-8", "ignore"))
         return start + column_bytes
 
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its line ending."""
+        return self._lines.line_text(line)
+
+    @property
+    def line_count(self) -> int:
+        return self._lines.line_count
+
     def span(self, node: ast.AST) -> Tuple[int, int]:
         return (self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset))
 
     def source(self, node: ast.AST) -> str:
         start, end = self.span(node)
         return self.text[start:end]
+
+    def on_header_line(self, statement: ast.stmt) -> bool:
+        """Whether code precedes `statement` on its line: the first statement of a block
+        written on its header's line (`if x: y = 1`), or one after a `;`."""
+        return bool(self.text[self.offset(statement.lineno, 0):self.span(statement)[0]].strip())
 
     def diagnostic(self, node: ast.AST, message: str) -> Diagnostic:
         return Diagnostic(*self.span(node), message)
@@ -128,7 +141,14 @@ class Outline:
     def _scoped_names(self):
         from gradlint.python.ast_names import scoped_names
 
-        return scoped_names(self.module)
+        return scoped_names(self.module, self.parent)
+
+    @cached_property
+    def parent(self) -> Callable[[ast.AST], Optional[ast.AST]]:
+        """`parent(node)`: the node's parent, None for the module (one path walked per lookup)."""
+        from gradlint.python.ast_names import Parents
+
+        return Parents(self.module)
 
     def resolved_name(self, node: ast.AST) -> Optional[str]:
         """The qualified name `node` (a name or attribute chain) has where it is read, scope
@@ -216,6 +236,21 @@ class Outline:
                     found.append(ScreenRegion(guard, definition, definition))
         return found
 
+    def resolved_regions(self, wanted: Callable[[ScreenRegion], bool] = lambda region: True) -> List[ScreenRegion]:
+        """The regions whose guard is what its name means where it is read (`resolved_guard`):
+        what a check reports on. `with` items first, then decorators, each in source order.
+        `wanted` picks among the loose `regions` first, before the scopes are read."""
+        found, seen = [], set()
+        for loose in self.regions:
+            if id(loose.guard.node) in seen or not wanted(loose):
+                continue
+            seen.add(id(loose.guard.node))
+            guard = self.resolved_guard(loose.guard.node)
+            if guard is not None and (guard.called or loose.is_decorator):
+                found.append(ScreenRegion(guard, loose.owner, loose.function))
+        found.sort(key=lambda region: (region.is_decorator, region.guard.node.lineno, region.guard.node.col_offset))
+        return found
+
     @cached_property
     def enters_inference_mode(self) -> bool:
         """Whether some region surely turns inference mode on: where the flow rules start."""
@@ -258,6 +293,23 @@ def _mode_argument(call: ast.Call) -> Optional[ast.AST]:
         if keyword.arg == "mode":
             return keyword.value
     return None
+
+
+def statement_lines(statements: List[ast.stmt]) -> List[List[ast.stmt]]:
+    """A block's statements grouped by line, as they are written: `a = 1; b = 2` is one line
+    of two statements, a compound statement a line of its own."""
+    lines: List[List[ast.stmt]] = []
+    for statement in statements:
+        if lines and lines[-1][-1].end_lineno == statement.lineno and not is_compound(statement):
+            lines[-1].append(statement)
+        else:
+            lines.append([statement])
+    return lines
+
+
+def is_compound(statement: ast.stmt) -> bool:
+    """A statement that holds a block (`if`, `for`, `def`, ...)."""
+    return any(getattr(statement, field, None) for field in _BLOCK_FIELDS)
 
 
 def nodes_in(statements: List[ast.stmt]) -> Iterator[ast.AST]:

@@ -4,8 +4,8 @@ import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity, quoted
 from gradlint.python.edits import wrap_statements
-from gradlint.python.guards import canonical_guard, literal_bool
-from gradlint.rule import Rule
+from gradlint.python.outline import statement_lines
+from gradlint.rule import Rule, finds_any
 
 
 class SetGradEnabledAsScope(Rule):
@@ -73,125 +73,167 @@ class SetGradEnabledAsScope(Rule):
     prefilter = r"\bset_grad_enabled\b"
 
     def screen_python(self, outline) -> bool:
-        """`torch.set_grad_enabled(False)` as a statement, and a later statement of its block
-        that sets the mode again (what `check_python` reports needs both)."""
-        if not any(_outline_switch(outline, statement) is False for statement, _ in outline.statements_of(ast.Expr)):
-            return False
-        blocks = [outline.module.body]
-        while blocks:
-            switched = False
-            for statement in blocks.pop():
-                mode = _outline_switch(outline, statement)
-                if switched and mode is not None:
-                    return True
-                switched = switched or mode is False
-                blocks.extend(block for field in _BLOCK_FIELDS if (block := getattr(statement, field, None)))
-        return False
+        """The check itself, without the fix: it reads only the outline."""
+        return finds_any(_findings(outline))
 
     def check_python(self, file):
-        for block in file.nodes(cst.IndentedBlock) + [file.module]:
-            statements = list(block.body)
-            saved = set()
-            for index, statement in enumerate(statements):
-                saved.update(_saved_mode_names(file, statement))
-                mode, call = _switch(file, statement)
-                if mode is not False:
-                    continue
-                if _restored_in_finally(file, block):
-                    continue
-                for end_index in range(index + 1, len(statements)):
-                    reset, reset_call = _switch(file, statements[end_index])
-                    if reset is None:
-                        continue
-                    undone = reset is True or (isinstance(reset, str) and reset in saved)
-                    if undone and not all(_cannot_raise(between) for between in statements[index + 1:end_index]):
-                        yield self._diagnostic(file, call, statements, index, end_index, reset_call)
-                    break
+        outline = file.outline
+        if outline is None:
+            return
+        for call, reset_call in _findings(outline):
+            start, end = outline.span(call)
+            written = outline.source(call)
+            yield Diagnostic(start, end, (
+                f"`{quoted(written)}` undone by hand ({outline.place_of(reset_call)}): an exception in "
+                f"between leaves grad off (torch-semantics §2)"), _fix(file, call, reset_call, written))
 
-    def _diagnostic(self, file, call, statements, index, end_index, reset_call):
-        start, end = file.span(call)
-        fix = None
-        covered = statements[index + 1:end_index]
-        if covered:
-            edit = wrap_statements(file, covered, f"with {file.code_for(call)}")
-            if edit is not None:
-                fix = Fix((Edit(file.span(statements[index])[0], file.span(statements[end_index])[1],
-                                edit.replacement),),
-                          Safety.UNSAFE, f"Use `with {file.code_for(call)}:`")
-        return Diagnostic(
-            start, end,
-            f"`{quoted(file.code_for(call))}` undone by hand ({file.place_of(reset_call)}): an exception in "
-            f"between leaves grad off (torch-semantics §2)",
-            fix,
-        )
+
+def _findings(outline):
+    """(switch call, reset call) for each `set_grad_enabled(False)` statement undone later in
+    its block by a statement that can raise in between (not in a `try` whose `finally`
+    restores the mode)."""
+    for block, owner in _blocks(outline):
+        lines = statement_lines(block)
+        saved = set()
+        restored = None
+        for index, line in enumerate(lines):
+            saved.update(_saved_mode_names(outline, line))
+            mode, call = _switch(outline, line)
+            if mode is not False:
+                continue
+            if restored is None:
+                restored = _restored_in_finally(outline, block, owner)
+            if restored:
+                continue
+            for end_index in range(index + 1, len(lines)):
+                reset, reset_call = _switch(outline, lines[end_index])
+                if reset is None:
+                    continue
+                undone = reset is True or (isinstance(reset, str) and reset in saved)
+                if undone and not all(_cannot_raise(between) for between in lines[index + 1:end_index]):
+                    yield call, reset_call
+                break
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _outline_switch(outline, statement):
-    """From `ast`: False for a statement `set_grad_enabled(False)`, True for one with another
-    single argument (a reset `_switch` may read), None for anything else."""
-    if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
-        return None
-    call = statement.value
-    if len(call.args) + len(call.keywords) != 1 or not any(
-            guard.kind == "set_grad_enabled" for guard in outline.guards(call)):
-        return None
+def _blocks(outline):
+    """(statements, the statement owning them) for the module and each indented block: a
+    block written on its header's line (`if x: y = 1`) and an `elif` are not blocks."""
+    pending = [(outline.module.body, None, True)]
+    while pending:
+        statements, owner, is_block = pending.pop()
+        if is_block and (owner is None or not outline.on_header_line(statements[0])):
+            yield statements, owner
+        for statement in statements:
+            for field in _BLOCK_FIELDS:
+                inner = getattr(statement, field, None)
+                if not inner:
+                    continue
+                if field in ("handlers", "cases"):
+                    pending.extend((clause.body, clause, True) for clause in inner)
+                else:  # an `elif` is the `if` statement it holds, not a block
+                    pending.append((inner, statement, not (field == "orelse" and _is_elif(outline, statement))))
+
+
+def _is_elif(outline, statement) -> bool:
+    orelse = statement.orelse
+    return (isinstance(statement, ast.If) and len(orelse) == 1 and isinstance(orelse[0], ast.If)
+            and outline.text.startswith("elif", outline.span(orelse[0])[0]))
+
+
+def _switch(outline, line):
+    """(mode, call) for a line that is a `set_grad_enabled(...)` statement alone: True/False
+    for a literal, the argument's name for a variable; (None, None) for anything else."""
+    if len(line) != 1 or not isinstance(line[0], ast.Expr) or not isinstance(line[0].value, ast.Call):
+        return None, None
+    call = line[0].value
+    if len(call.args) + len(call.keywords) != 1 or not _is_switch_call(outline, call):
+        return None, None
     argument = call.args[0] if call.args else call.keywords[0].value
-    return not (isinstance(argument, ast.Constant) and argument.value is False)
-
-
-def _switch(file, statement):
-    """(mode, call) for a `set_grad_enabled(...)` statement: True/False for a literal, the
-    argument's name for a variable, None when the statement is something else."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None, None
-    small = statement.body[0]
-    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
-        return None, None
-    call = small.value
-    if canonical_guard(file.qualified_name(call.func)) != "set_grad_enabled" or len(call.args) != 1:
-        return None, None
-    argument = call.args[0].value
-    mode = literal_bool(argument)
-    if mode is None and isinstance(argument, cst.Name):
+    if isinstance(argument, ast.Starred):
+        argument = argument.value
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, bool):
         return argument.value, call
-    return mode, call
+    if isinstance(argument, ast.Name):
+        return argument.id, call
+    return None, call
 
 
-def _restored_in_finally(file, block) -> bool:
+def _is_switch_call(outline, call) -> bool:
+    if not any(guard.kind == "set_grad_enabled" for guard in outline.guards(call)):
+        return False  # asked first: no reading of the name makes it the switch (the scopes cost more)
+    guard = outline.resolved_guard(call)
+    return guard is not None and guard.kind == "set_grad_enabled"
+
+
+def _restored_in_finally(outline, block, owner) -> bool:
     """Whether `block` is the body of a `try` whose `finally` sets the mode back: then every
     exit restores it, as `with` would."""
-    owner = file.parent(block)
-    if not isinstance(owner, cst.Try) or owner.body is not block or owner.finalbody is None:
+    if not isinstance(owner, ast.Try) or owner.body is not block or not owner.finalbody:
         return False
-    return any(_switch(file, statement)[0] not in (None, False) for statement in owner.finalbody.body.body)
+    if outline.on_header_line(owner.finalbody[0]):
+        return False
+    return any(_switch(outline, line)[0] not in (None, False) for line in statement_lines(owner.finalbody))
 
 
-def _cannot_raise(statement) -> bool:
+def _cannot_raise(line) -> bool:
     """`pass`, a docstring, `name = <constant>`: nothing that can raise between the switch
     and the reset."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        if isinstance(small, cst.Pass):
+    for small in line:
+        if isinstance(small, ast.Pass):
             continue
-        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float)):
+        if isinstance(small, ast.Expr) and _is_literal(small.value):
             continue
-        if (isinstance(small, cst.Assign) and all(isinstance(target.target, cst.Name) for target in small.targets)
-                and isinstance(small.value, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))):
+        if (isinstance(small, ast.Assign) and all(isinstance(target, ast.Name) for target in small.targets)
+                and (_is_literal(small.value) or isinstance(small.value, ast.Name) or _is_named_constant(small.value))):
             continue
         return False
     return True
 
 
-def _saved_mode_names(file, statement):
+def _is_literal(node) -> bool:
+    """A string, bytes, integer or float literal (not `True`, `None` or `1j`)."""
+    return (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes, int, float))
+            and not isinstance(node.value, bool))
+
+
+def _is_named_constant(node) -> bool:
+    """`True`, `False`, `None`: names, as a name on the right of `=` is."""
+    return isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, bool))
+
+
+def _saved_mode_names(outline, line):
     """`prev = torch.is_grad_enabled()` binds `prev`."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-            if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
-                    and file.qualified_name(small.value.func) == "torch.is_grad_enabled"):
-                for target in small.targets:
-                    if isinstance(target.target, cst.Name):
-                        yield target.target.value
+    for small in line:
+        if (isinstance(small, ast.Assign) and isinstance(small.value, ast.Call)
+                and "torch.is_grad_enabled" in outline.qualified_names(small.value.func)
+                and outline.resolved_name(small.value.func) == "torch.is_grad_enabled"):
+            for target in small.targets:
+                if isinstance(target, ast.Name):
+                    yield target.id
+
+
+def _fix(file, call, reset_call, written):
+    """Unsafe: the statements between, under `with <switch>:`; rendered by libcst, reached
+    through the outline's twins of the two calls."""
+    switch_line, reset_line = _libcst_line(file, call), _libcst_line(file, reset_call)
+    if switch_line is None or reset_line is None or file.parent(switch_line) is not file.parent(reset_line):
+        return None
+    statements = list(file.parent(switch_line).body)
+    covered = statements[statements.index(switch_line) + 1:statements.index(reset_line)]
+    if not covered:
+        return None
+    edit = wrap_statements(file, covered, f"with {written}")
+    if edit is None:
+        return None
+    return Fix((Edit(file.span(switch_line)[0], file.span(reset_line)[1], edit.replacement),),
+               Safety.UNSAFE, f"Use `with {written}:`")
+
+
+def _libcst_line(file, call):
+    expression = file.libcst_twin(call)
+    statement = file.parent(expression) if expression is not None else None
+    line = file.parent(statement) if isinstance(statement, cst.Expr) else None
+    return line if isinstance(line, cst.SimpleStatementLine) and line in getattr(file.parent(line), "body", ()) else None

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradlint.engine import Linter
 from gradlint.python.frontend import PYTHON
-from gradlint.settings import Settings, resolve_selection
 
 TRAINING_STEP = '''import torch
 
@@ -58,23 +56,3 @@ def test_two_definitions_at_one_place_are_told_apart_by_their_line():
     functions = _functions(parsed)
     assert parsed.trains(functions[(21, "evaluate")]) is True
     assert parsed.trains(functions[(26, "evaluate")]) is False
-
-
-def test_gl405_computes_positions_only_for_what_it_reports():
-    linter = Linter(Settings(enabled=resolve_selection(["GL405"], [], [])))
-    parsed_files = []
-    original_parse = PYTHON.parse
-
-    def keeping(*args, **kwargs):
-        parsed_files.append(original_parse(*args, **kwargs))
-        return parsed_files[-1]
-
-    PYTHON.parse = keeping
-    try:
-        silent = TRAINING_STEP.replace("return logits.argmax(1).tolist()", "return logits")
-        assert linter.check_text(silent, "train.py", PYTHON) == []
-        assert "_positions" not in vars(parsed_files[-1])
-        [finding] = linter.check_text(TRAINING_STEP, "train.py", PYTHON)
-        assert (finding.code, finding.start.line) == ("GL405", 16)
-    finally:
-        del PYTHON.parse

@@ -5,12 +5,7 @@ import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Fix, Safety, quoted
 from gradlint.python.edits import remove_line, unwrap_with
-from gradlint.rule import finds_any
-
-
-def screen(outline) -> bool:
-    """The check itself, without the fix: it reads only the outline."""
-    return finds_any(_findings(outline))
+from gradlint.rule import screen_of
 
 
 def check(file):
@@ -44,6 +39,9 @@ def _findings(outline):
         if guard is not None and guard.kind == "inference_mode" and guard.inference and (
                 guard.called or loose.is_decorator):
             yield guard, method, loose
+
+
+screen = screen_of(_findings)
 
 
 def _fix(file, region):

@@ -7,14 +7,9 @@ import libcst as cst
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.edits import wrap_statements
 from gradlint.python.outline import INFERENCE_MODE_CLASS
-from gradlint.rule import finds_any
+from gradlint.rule import screen_of
 
 SCOPED_GUARDS = frozenset({"inference_mode", "no_grad", "enable_grad"})
-
-
-def screen(outline) -> bool:
-    """The check itself, without the fix: it reads only the outline."""
-    return finds_any(_findings(outline))
 
 
 def check(file):
@@ -47,6 +42,9 @@ def _findings(outline):
         guard = outline.resolved_guard(call)
         if guard is not None and guard.kind in SCOPED_GUARDS and guard.qualified != INFERENCE_MODE_CLASS:
             yield call, statement if isinstance(statement, ast.Assign) else None
+
+
+screen = screen_of(_findings)
 
 
 def _named_again(function, target: ast.Name) -> bool:

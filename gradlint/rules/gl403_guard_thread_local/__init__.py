@@ -121,8 +121,6 @@ class GuardThreadLocal(Rule):
     summary = "Thread started inside a grad-mode guard does not inherit it"
     severity = Severity.WARNING
     # The guard first: it is rarer than a thread, and the statement holding a finding names it.
-    # A module-level `set_grad_enabled(False)` reaches threads started in any function of the
-    # module, which the partial parse would leave out (the screen keeps this rare).
-    needs_whole_module = True
+    reads_outline_only = True  # Python: CPython's ast (the whole module) says all it needs
     prefilter = {"python": (r"\b(?:no_grad|inference_mode|set_grad_enabled)\b", r"\b(?:Thread|ThreadPoolExecutor|ThreadPool|Pool)\b"),
                  "cpp": (r"InferenceMode|NoGradGuard|AutoGradMode", r"std\s*::\s*(?:j?thread|async)")}

@@ -176,3 +176,4 @@ class PreferInferenceMode(Rule):
     default_enabled = False
     fix_safety = Safety.UNSAFE
     prefilter = {"python": r"\bno_grad\b", "cpp": r"NoGradGuard|AutoGradMode"}
+    reads_outline_only = True  # Python: CPython's ast says all it needs; the fix is a text edit

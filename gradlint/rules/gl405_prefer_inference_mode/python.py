@@ -1,236 +1,298 @@
 """GL405 in Python: a `with torch.no_grad():` block whose tensors never reach autograd
-or an in-place update, where `torch.inference_mode()` would do (torch-semantics §1, §4)."""
+or an in-place update, where `torch.inference_mode()` would do (torch-semantics §1, §4).
+Read from CPython's `ast` alone: the fix renames one attribute, a text edit."""
 import ast
 
-import libcst as cst
-
-from gradlint.diagnostics import Edit, Fix, Safety, quoted
+from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.expected_errors import expected_errors
 from gradlint.python.flow.knowledge import is_in_place_method
+from gradlint.python.flow.training import trains
+from gradlint.rule import screen_of
 
 # What may be done with a tensor made in the block after it ends: read a number out of it.
 READ_OUT_ATTRIBUTES = frozenset({"item", "tolist", "numpy", "shape", "size", "dim", "numel", "dtype"})
 READ_OUT_CALLS = frozenset({"print", "float", "int", "len", "str", "bool", "repr", "round"})
-
-
-def screen(outline) -> bool:
-    """A one-item `with torch.no_grad():` in a function that never names `requires_grad`,
-    whose block lets nothing out that `_bound_names` refuses."""
-    return any(region.guard.kind == "no_grad" and not region.is_decorator and region.function is not None
-               and len(region.owner.items) == 1 and "requires_grad" not in outline.source(region.function)
-               and not _lets_values_out(region.body) for region in outline.regions)
-
-
-_LETS_VALUES_OUT = (ast.Return, ast.Yield, ast.YieldFrom, ast.AugAssign, ast.Global, ast.Nonlocal, ast.Await,
-                    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-def _lets_values_out(statements) -> bool:
-    """What makes `_bound_names` answer None, read from `ast`: a return, yield, augmented or
-    attribute assignment, a call statement other than `print(...)`, a nested definition."""
-    for statement in statements:
-        for node in ast.walk(statement):
-            if isinstance(node, _LETS_VALUES_OUT):
-                return True
-            if isinstance(node, ast.Expr) and not (isinstance(node.value, ast.Call)
-                                                   and isinstance(node.value.func, ast.Name)
-                                                   and node.value.func.id == "print"):
-                return True
-            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if any(isinstance(target, (ast.Attribute, ast.Subscript)) for target in targets):
-                    return True
-    return False
+STORING_METHODS = frozenset({"append", "extend", "insert", "update", "setdefault", "put"})
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def check(file):
-    expected = expected_errors(file.outline)
-    # function -> its no_grad blocks, each with whether it qualifies
-    blocks = {}
-    for region in file.guards.regions:
-        guard = region.guard
-        if guard.kind != "no_grad" or region.is_decorator:
+    outline = file.outline
+    if outline is None:
+        return
+    for call in _findings(outline):
+        written = outline.source(call)
+        start, end = outline.span(call)
+        yield Diagnostic(start, end, (
+            f"`{quoted(written)}` covers pure inference: `torch.inference_mode()` is cheaper (torch-semantics §1)"),
+            _fix(outline, call))
+
+
+def _findings(outline):
+    """The guard call of each `with torch.no_grad():` block that qualifies, in source order."""
+    candidates = []
+    for statement, function in outline.statements_of(ast.With, ast.AsyncWith):
+        if not isinstance(function, _FUNCTIONS):
             continue
-        statement = region.owner
-        function = file.guards.function_of(statement)
-        if not isinstance(function, cst.FunctionDef) or file.is_autograd_function_method(function):
+        for item in statement.items:
+            guard = _no_grad(outline, item.context_expr)
+            if guard is not None:
+                candidates.append((statement, function, guard))
+    if not candidates:
+        return
+    autograd_methods = outline.autograd_function_methods
+    expected = expected_errors(outline)
+    blocks = {}  # id(function) -> (function, [(guard call, statement, qualifies)])
+    for statement, function, guard in sorted(candidates, key=lambda found: _start(found[0])):
+        if id(function) in autograd_methods:
             continue  # a Function's forward/backward: torch runs it with grad off already (GL301's concern)
-        if guard.called and len(statement.items) == 1 and _makes_no_tensor(statement.body):
+        if len(statement.items) == 1 and _makes_no_tensor(outline, statement):
             continue  # `raise`, `pass`, `assert` only: no guard is needed at all
-        # (positions only where a region could hold the block: libcst computes them all at once)
-        if expected and any(region.start <= file.span(statement)[0] < region.end for region in expected):
+        start = outline.span(statement)[0]
+        if any(region.start <= start < region.end for region in expected):
             continue  # in `pytest.raises(...)`: the block is there to fail, not to be fast
-        blocks.setdefault(function, []).append((guard, statement, _qualifies(file, function, statement, guard)))
-    for function, found in blocks.items():
+        blocks.setdefault(id(function), (function, []))[1].append(
+            (guard, statement, _qualifies(outline, function, statement)))
+    for function, found in blocks.values():
         mixed = not all(qualifies for _, _, qualifies in found)
+        uses = None
         for guard, statement, qualifies in found:
             if not qualifies:
                 continue
-            if mixed and _discards_everything(file, function, statement):
-                continue  # a warm-up for a block that keeps no_grad: switched alone, it warms another mode
-            yield file.diagnostic(
-                guard.node,
-                f"`{quoted(file.code_for(guard.node))}` covers pure inference: `torch.inference_mode()` is cheaper "
-                f"(torch-semantics §1)",
-                _fix(file, guard.node),
-            )
+            if mixed:
+                uses = uses if uses is not None else _Uses(function)
+                if uses.discards_everything(statement):
+                    continue  # a warm-up for a block that keeps no_grad: switched alone, it warms another mode
+            yield guard
 
 
-def _discards_everything(file, function, statement) -> bool:
-    """Whether nothing the block binds is ever read: it runs for its effects (a warm-up)."""
-    bound = _bound_names(file, statement.body) or set()
-    return not any(isinstance(node, cst.Name) and node.value in bound and not _rebound(file, node)
-                   for node in _walk(file, function.body, None))
+screen = screen_of(_findings)
 
 
-def _qualifies(file, function, statement, guard) -> bool:
-    """The block is pure inference: nothing it makes leaves it except as numbers."""
-    if not guard.called or len(statement.items) != 1:
-        return False  # another context manager in the same statement may depend on no_grad
-    if file.trains(function) or "requires_grad" in file.code_for(function):
-        return False
-    bound = _bound_names(file, statement.body)
-    return bound is not None and not _escapes(file, function, statement, bound)
-
-
-def _fix(file, call):
-    func = call.func
-    if not isinstance(func, cst.Attribute):
+def _no_grad(outline, expression):
+    """The call when `expression` is a `no_grad(...)` call where it is read, else None."""
+    if not isinstance(expression, ast.Call):
         return None
-    start, end = file.span(func.attr)
+    if not any(guard.kind == "no_grad" for guard in outline.guards(expression)):
+        return None  # asked first: no reading of the name makes it no_grad (the scopes cost more)
+    guard = outline.resolved_guard(expression)
+    return expression if guard is not None and guard.kind == "no_grad" else None
+
+
+def _start(node):
+    return (node.lineno, node.col_offset)
+
+
+def _qualifies(outline, function, statement) -> bool:
+    """The block is pure inference: nothing it makes leaves it except as numbers."""
+    if len(statement.items) != 1:
+        return False  # another context manager in the same statement may depend on no_grad
+    if trains(outline, function) or "requires_grad" in _definition_text(outline, function):
+        return False
+    bound = _bound_names(statement.body)
+    return bound is not None and not _Uses(function).escape_after(statement, bound)
+
+
+def _definition_text(outline, function) -> str:
+    """The definition's text with its decorators, the comment lines above it and those
+    indented under it after its last statement (the text libcst gives the definition)."""
+    first = min([function.lineno] + [decorator.lineno for decorator in function.decorator_list])
+    last = function.end_lineno
+    indent = function.col_offset
+    while first > 1 and _comment_or_blank(above := outline.line_text(first - 1)):
+        if above.strip() and _indentation(above) > indent:
+            break  # indented deeper: the comment closes the block above
+        first -= 1
+    while last < outline.line_count and _comment_or_blank(below := outline.line_text(last + 1)) and (
+            not below.strip() or _indentation(below) > indent):
+        last += 1
+    return "\n".join(outline.line_text(line) for line in range(first, last + 1))
+
+
+def _comment_or_blank(line: str) -> bool:
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#")
+
+
+def _indentation(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _fix(outline, call):
+    """`torch.no_grad()` -> `torch.inference_mode()`: the attribute renamed in place."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return None
+    end = outline.offset(func.end_lineno, func.end_col_offset)
+    start = end - len(func.attr)
+    if outline.text[start:end] != func.attr:
+        return None
     return Fix((Edit(start, end, "inference_mode"),), Safety.UNSAFE, "Use `inference_mode()`")
 
 
-def _bound_names(file, body):
+def _bound_names(body):
     """Names the block binds, or None when it updates anything in place, assigns to an
     attribute or item, returns or yields (its values leave the block)."""
     names = set()
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Return, cst.Yield, cst.AugAssign, cst.Global, cst.Nonlocal, cst.Await)):
-            return None
-        if isinstance(node, cst.Expr) and not _is_print(node.value):
-            return None  # a call made for its side effects may store what it makes anywhere
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-                is_in_place_method(node.func.attr.value)
-                or node.func.attr.value in ("append", "extend", "insert", "update", "setdefault", "put")):
-            return None
-        if isinstance(node, cst.Call) and any(arg.keyword is not None and arg.keyword.value == "out"
-                                              for arg in node.args):
-            return None
-        targets = []
-        if isinstance(node, cst.Assign):
-            targets = [target.target for target in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.For)):
-            targets = [node.target]
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            targets = [node.asname.name]
-        for target in targets:
-            for element in _flatten(target):
-                if not isinstance(element, cst.Name):
-                    return None
-                names.add(element.value)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return None
-        stack.extend(file.children(node))
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.AugAssign, ast.Global, ast.Nonlocal,
+                                 ast.Await, *_DEFINITIONS)):
+                return None
+            if isinstance(node, ast.Expr) and not _is_print(node.value):
+                return None  # a call made for its side effects may store what it makes anywhere
+            if isinstance(node, ast.Call) and (
+                    (isinstance(node.func, ast.Attribute)
+                     and (is_in_place_method(node.func.attr) or node.func.attr in STORING_METHODS))
+                    or any(keyword.arg == "out" for keyword in node.keywords)):
+                return None
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.For, ast.AsyncFor)):
+                targets = [node.target]
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                targets = [node.optional_vars]
+            for target in targets:
+                for element in _flatten(target):
+                    if not isinstance(element, ast.Name):
+                        return None
+                    names.add(element.id)
     return names
 
 
-def _makes_no_tensor(body) -> bool:
+def _makes_no_tensor(outline, statement) -> bool:
     """Whether the block holds only statements that cannot make a tensor: `raise`, `pass`,
-    `assert` without calls, `return` / `return None`, docstrings and other strings."""
-    statements = body.body if isinstance(body, cst.IndentedBlock) else (body,)
-    for statement in statements:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            return False
-        for small in statement.body:
-            if isinstance(small, (cst.Raise, cst.Pass)):
-                continue
-            if isinstance(small, cst.Assert) and not _calls_anything(small):
-                continue  # `assert step > 0`; `assert model(x).shape == ...` makes tensors
-            if isinstance(small, cst.Return) and (small.value is None or (
-                    isinstance(small.value, cst.Name) and small.value.value == "None")):
-                continue
-            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
-                continue
-            return False
+    `assert` without calls, `return` / `return None`, docstrings and other strings. A block
+    on the `with` line itself (`with torch.no_grad(): pass`) is not read."""
+    last_item = statement.items[-1]
+    header_end = outline.span(last_item.optional_vars or last_item.context_expr)[1]
+    if "\n" not in outline.text[header_end:outline.span(statement.body[0])[0]]:
+        return False
+    for small in statement.body:
+        if isinstance(small, (ast.Raise, ast.Pass)):
+            continue
+        if isinstance(small, ast.Assert) and not any(isinstance(node, ast.Call) for node in ast.walk(small)):
+            continue  # `assert step > 0`; `assert model(x).shape == ...` makes tensors
+        if isinstance(small, ast.Return) and (small.value is None or (
+                isinstance(small.value, ast.Constant) and small.value.value is None)):
+            continue
+        if (isinstance(small, ast.Expr) and isinstance(small.value, ast.Constant)
+                and isinstance(small.value.value, (str, bytes))):
+            continue
+        return False
     return True
 
 
-def _calls_anything(node) -> bool:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call):
-            return True
-        stack.extend(current.children)
-    return False
-
-
 def _is_print(expression) -> bool:
-    return (isinstance(expression, cst.Call) and isinstance(expression.func, cst.Name)
-            and expression.func.value == "print")
+    return (isinstance(expression, ast.Call) and isinstance(expression.func, ast.Name)
+            and expression.func.id == "print")
 
 
 def _flatten(target):
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _flatten(element.value)
-    elif isinstance(target, cst.StarredElement):
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _flatten(element)
+    elif isinstance(target, ast.Starred):
         yield from _flatten(target.value)
     else:
         yield target
 
 
-def _escapes(file, function, statement, names) -> bool:
-    """Whether a name bound in the block is used after it other than to read a number out."""
-    if not names:
-        return False
-    after = False
-    for node in _walk(file, function.body, statement):
-        if node is statement:
-            after = True
-        elif (after and isinstance(node, cst.Name) and node.value in names and not _read_out(file, node)
-              and not _rebound(file, node)):
-            return True
-    return False
+class _Uses:
+    """Where the function's body writes each name: every identifier (a variable, an
+    attribute, a keyword, a parameter, a definition or import name), with its parent, so
+    that a use can be told from a rebinding and from reading a number out."""
 
+    def __init__(self, function) -> None:
+        self.parents = {}
+        self.found = []  # (position, name, node standing for it, its parent, rebound)
+        stack = [(statement, function, (statement.lineno, statement.col_offset)) for statement in function.body]
+        while stack:
+            node, parent, position = stack.pop()
+            position = (node.lineno, node.col_offset) if hasattr(node, "lineno") else position
+            self.parents[id(node)] = parent
+            for name, stands_for, rebound in _identifiers(node, parent):
+                self.found.append((position, name, stands_for, rebound))
+            stack.extend((child, node, position) for child in ast.iter_child_nodes(node))
 
-def _rebound(file, name) -> bool:
-    """Whether `name` is assigned here (`for _ in ...`, `x = ...`): a new value, not a use."""
-    node, parent = name, file.parent(name)
-    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
-        node, parent = parent, file.parent(parent)
-    if isinstance(parent, cst.AssignTarget):
-        return True
-    if isinstance(parent, (cst.For, cst.CompFor)):
-        return parent.target is node
-    return isinstance(parent, cst.AsName)
+    def escape_after(self, statement, names) -> bool:
+        """Whether a name bound in the block is used after it other than to read a number out."""
+        end = (statement.end_lineno, statement.end_col_offset)
+        return any(position >= end and name in names and not rebound and not self._read_out(stands_for)
+                   for position, name, stands_for, rebound in self.found)
 
+    def discards_everything(self, statement) -> bool:
+        """Whether nothing the block binds is ever read: it runs for its effects (a warm-up)."""
+        bound = _bound_names(statement.body) or set()
+        return not any(name in bound and not rebound for _, name, _, rebound in self.found)
 
-def _read_out(file, name) -> bool:
-    """Whether the expression around `name` ends in a number: `(pred == y).sum().item()`,
-    `print(loss)`, `float(score)`."""
-    node, parent = name, file.parent(name)
-    while isinstance(parent, (cst.BaseExpression, cst.Arg, cst.ComparisonTarget, cst.LeftParen, cst.RightParen)):
-        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in READ_OUT_ATTRIBUTES:
-            return True
-        if isinstance(parent, cst.Call) and isinstance(parent.func, cst.Name) and parent.func.value in READ_OUT_CALLS:
-            return True
-        if isinstance(parent, cst.Call) and parent.func is not node and not isinstance(node, cst.Arg):
+    def _read_out(self, node) -> bool:
+        """Whether the expression around `node` ends in a number: `(pred == y).sum().item()`,
+        `print(loss)`, `float(score)`."""
+        if node is None:
             return False
-        if isinstance(parent, cst.Call) and isinstance(node, cst.Arg):
-            return False  # handed to some other function
-        node, parent = parent, file.parent(parent)
-    return False
+        parent = self.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in READ_OUT_ATTRIBUTES:
+                return True
+            if isinstance(parent, ast.Call):
+                if isinstance(parent.func, ast.Name) and parent.func.id in READ_OUT_CALLS:
+                    return True
+                if parent.func is not node:
+                    return False  # handed to some other function
+            elif not _continues_expression(parent, node):
+                return False
+            node, parent = parent, self.parents.get(id(parent))
+        return False
 
 
-def _walk(file, root, block):
-    """Pre-order, not entering `block` itself."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if node is not block:
-            stack.extend(reversed(file.children(node)))
+def _continues_expression(parent, node) -> bool:
+    """Whether the value of `node` flows on into `parent`'s value: not an element of a
+    display, an index, a comprehension's iterable, a format field or a statement."""
+    if isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
+        return isinstance(node, ast.Starred)
+    if isinstance(parent, ast.Subscript):
+        return parent.value is node
+    if isinstance(parent, (ast.Dict, ast.Slice, ast.FormattedValue, ast.JoinedStr, ast.YieldFrom)):
+        return False
+    return isinstance(parent, (ast.expr, ast.keyword))
+
+
+def _identifiers(node, parent):
+    """(name, node standing for it in `_read_out`, whether it is bound here) for each
+    identifier `node` writes."""
+    if isinstance(node, ast.Name):
+        return ((node.id, node, _rebound(node, parent)),)
+    if isinstance(node, ast.Attribute):
+        return ((node.attr, node, False),)
+    if isinstance(node, ast.keyword):
+        return ((node.arg, node, False),) if node.arg else ()
+    if isinstance(node, ast.arg):
+        return ((node.arg, None, False),)
+    if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+        return ((node.name, None, False),)
+    if isinstance(node, ast.ExceptHandler):
+        return ((node.name, None, True),) if node.name else ()
+    if isinstance(node, ast.alias):
+        written = tuple((part, None, False) for part in node.name.split(".") if part != "*")
+        return written + (((node.asname, None, True),) if node.asname else ())
+    if isinstance(node, ast.ImportFrom):
+        return tuple((part, None, False) for part in (node.module or "").split(".") if part)
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return tuple((name, None, False) for name in node.names)
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)):
+        return ((node.name, None, False),) if node.name else ()
+    if isinstance(node, ast.MatchMapping):
+        return ((node.rest, None, False),) if node.rest else ()
+    if isinstance(node, ast.MatchClass):
+        return tuple((name, None, False) for name in node.kwd_attrs)
+    return ()
+
+
+def _rebound(name, parent) -> bool:
+    """Whether `name` is assigned here (`for _ in ...`, `x = ...`): a new value, not a use."""
+    if not isinstance(name.ctx, ast.Store):
+        return False
+    return not isinstance(parent, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr))

@@ -1,0 +1,68 @@
+"""Check mode parses with libcst only to render a fix that moves statements: every Python
+rule finds on CPython's `ast`, so a file whose findings need no such fix is never parsed by
+libcst, whatever the selection (counted, not timed)."""
+from __future__ import annotations
+
+import pytest
+
+from gradlint.engine import Linter
+from gradlint.python.frontend import PYTHON, PythonLanguage
+from gradlint.settings import Settings, resolve_selection
+
+# Findings of several rules, none with a fix that libcst renders: GL403 offers none, GL402
+# and GL405 fix by text edits at `ast` positions.
+NO_LIBCST_FIX = '''import threading
+
+import torch
+
+
+def score(model, batches):
+    with torch.no_grad():
+        worker = threading.Thread(target=print)
+        worker.start()
+    with torch.no_grad:
+        pass
+
+
+def accuracy(model, x, y):
+    with torch.no_grad():
+        pred = model(x).argmax(-1)
+    return (pred == y).sum().item()
+'''
+# A switch undone by hand: GL407's fix wraps the statements between, rendered by libcst.
+LIBCST_FIX = NO_LIBCST_FIX + '''
+
+def evaluate(model, x):
+    torch.set_grad_enabled(False)
+    out = model(x)
+    torch.set_grad_enabled(True)
+    return out
+'''
+
+
+@pytest.fixture
+def libcst_parses(monkeypatch):
+    parsed = []
+    original = PythonLanguage._libcst_parse
+
+    def counting(text):
+        parsed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(PythonLanguage, "_libcst_parse", staticmethod(counting))
+    return parsed
+
+
+def _check_all(text):
+    linter = Linter(Settings(enabled=resolve_selection(["ALL"], [], [])))
+    return sorted(finding.code for finding in linter.check_text(text, "score.py", PYTHON))
+
+
+def test_select_all_parses_nothing_with_libcst_when_no_fix_needs_it(libcst_parses):
+    assert _check_all(NO_LIBCST_FIX) == ["GL402", "GL403", "GL405"]
+    assert libcst_parses == []
+
+
+def test_a_fix_that_libcst_renders_parses_the_file_once(libcst_parses):
+    assert _check_all(LIBCST_FIX) == ["GL402", "GL403", "GL405", "GL407"]
+    assert len(libcst_parses) == 1
