@@ -143,6 +143,9 @@ class Linter:
             try:
                 for diagnostic in rule.check(language.name, parsed):
                     reported.append((rule, diagnostic))
+            except FrontEndSyntaxError as error:  # the parse a fix needed (libcst's) failed: as when parsing first
+                return self._stamp(self._syntax_errors([error], text, language, enabled), text, path, language,
+                                   audit), None
             except Exception as error:  # one rule's bug must not stop the others
                 reported.append((self._internal_error_rule, self._internal_error(rule, path, error)))
         exports = None

@@ -123,7 +123,9 @@ class NotebookLanguage(PythonLanguage):
         (`syntax_errors` of the model), and the other cells are still analysed, the bad
         ones read as comments of the same length (every offset stays where it was)."""
         try:
-            return super().parse(path, text, focus, outline)
+            model = super().parse(path, text, focus, outline)
+            model.module  # parsed now: a cell libcst cannot read is reported as that cell's error
+            return model
         except FrontEndSyntaxError as error:
             failing = self._failing_cells(path, text)
             if not failing:

@@ -18,12 +18,21 @@ class PythonFile:
 
     language = "python"
 
-    def __init__(self, path: str, text: str, module, outline=None) -> None:
+    def __init__(self, path: str, text: str, module, outline=None, parse_module=None) -> None:
         self.path = path
         self.text = text
-        self.module = module
+        self._module = module
+        self._parse_module = parse_module  # when `module` is None: libcst parses on first use
         if outline is not None:
             self.outline = outline  # made by the screens already
+
+    @property
+    def module(self):
+        """libcst's tree of the file, parsed when a rule first asks (for a fix it renders);
+        raises FrontEndSyntaxError when libcst cannot read what CPython compiled."""
+        if self._module is None:
+            self._module = self._parse_module()
+        return self._module
 
     @cached_property
     def outline(self):
@@ -237,9 +246,16 @@ class PythonLanguage(Language):
     max_bytes = MAX_PYTHON_BYTES
 
     def parse(self, path: str, text: str, focus=None, outline=None) -> PythonFile:
-        """With `focus`, only the imports and the top-level statements the patterns select
-        (gradlint.python.partial), once CPython has compiled the whole file: a syntax error
-        in a statement left out must still be reported."""
+        """With `outline` (CPython compiled the whole file, and the rules check on it), libcst
+        parses only when a rule first asks for its tree, to render a fix. With `focus`, only
+        the imports and the top-level statements the patterns select (gradlint.python.partial),
+        once CPython has compiled the whole file: a syntax error in a statement left out must
+        still be reported."""
+        if outline is not None:
+            return PythonFile(path, text, None, outline, lambda: self._parsed_module(text, focus))
+        return PythonFile(path, text, self._parsed_module(text, focus), outline)
+
+    def _parsed_module(self, text: str, focus):
         blocker, compiles = python_gate(text)
         if blocker is not None:  # libcst would crash or take minutes
             raise FrontEndSyntaxError(f"cannot parse: {blocker[0]}", blocker[1])
@@ -249,10 +265,10 @@ class PythonLanguage(Language):
             focused = focused_text(text, focus)
             if focused is not None:
                 try:
-                    return PythonFile(path, text, self._libcst_parse(focused), outline)
+                    return self._libcst_parse(focused)
                 except FrontEndSyntaxError:
                     pass  # parsed whole, so that the error is reported where it is
-        return PythonFile(path, text, self._libcst_parse(text), outline)
+        return self._libcst_parse(text)
 
     def outline(self, text: str):
         from gradlint.python.outline import parse_outline

@@ -90,7 +90,8 @@ class GuardAsyncOrGenerator(Rule):
             start, end = outline.span(guard.node)
             yield Diagnostic(start, end, (
                 f"`{written}` stays on in the caller while `{quoted(function.name)}` yields "
-                f"({outline.place_of(yielding)}; torch-semantics §2)"), _fix(file, guard))
+                f"({outline.place_of(yielding)}; torch-semantics §2)"),
+                _fix(file, guard) if _is_whole_body(function, guard) else None)
 
 
 def _findings(outline):
@@ -130,6 +131,19 @@ def _is_context_manager(function) -> bool:
 def _names_context_manager(name) -> bool:
     """`contextlib.contextmanager`, `asynccontextmanager`: a decorator whose last name says so."""
     return bool(name) and name.rsplit(".", 1)[-1].endswith("contextmanager")
+
+
+def _is_whole_body(function, guard) -> bool:
+    """Whether the `with` of `guard`, alone in its statement, is the function's whole body
+    after a docstring: where the fix applies (asked of the outline, before libcst parses)."""
+    body = function.body[1:] if _is_ast_docstring(function.body[0]) else function.body
+    return (len(body) == 1 and isinstance(body[0], ast.With) and len(body[0].items) == 1
+            and body[0].items[0].context_expr is guard.node and body[0].items[0].optional_vars is None)
+
+
+def _is_ast_docstring(statement) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, (str, bytes)))
 
 
 def _fix(file, guard):

@@ -9,8 +9,9 @@ from gradlint.engine import Linter
 from gradlint.python.frontend import PYTHON, PythonLanguage
 from gradlint.settings import Settings, resolve_selection
 
-# Findings of several rules, none with a fix that libcst renders: GL403 offers none, GL402
-# and GL405 fix by text edits at `ast` positions.
+# Findings of several rules, none with a fix that libcst renders: GL401 (a guard bound and
+# never entered), GL403 and GL404 (a guard on an `async def`) offer none, GL402 and GL405 fix
+# by text edits at `ast` positions.
 NO_LIBCST_FIX = '''import threading
 
 import torch
@@ -28,6 +29,16 @@ def accuracy(model, x, y):
     with torch.no_grad():
         pred = model(x).argmax(-1)
     return (pred == y).sum().item()
+
+
+def predict(model, x):
+    guard = torch.no_grad()
+    return model(x)
+
+
+@torch.inference_mode()
+async def serve(model, request):
+    return model(await request)
 '''
 # A switch undone by hand: GL407's fix wraps the statements between, rendered by libcst.
 LIBCST_FIX = NO_LIBCST_FIX + '''
@@ -59,10 +70,26 @@ def _check_all(text):
 
 
 def test_select_all_parses_nothing_with_libcst_when_no_fix_needs_it(libcst_parses):
-    assert _check_all(NO_LIBCST_FIX) == ["GL402", "GL403", "GL405"]
+    assert _check_all(NO_LIBCST_FIX) == ["GL401", "GL402", "GL403", "GL404", "GL405"]
     assert libcst_parses == []
 
 
 def test_a_fix_that_libcst_renders_parses_the_file_once(libcst_parses):
-    assert _check_all(LIBCST_FIX) == ["GL402", "GL403", "GL405", "GL407"]
+    assert _check_all(LIBCST_FIX) == ["GL401", "GL402", "GL403", "GL404", "GL405", "GL407"]
     assert len(libcst_parses) == 1
+
+
+# CPython compiles it; libcst would recurse too deep (the gate refuses it, tests/reliability).
+DEEP_SUM = "x = " + " + ".join(["1"] * 250) + "\n"
+
+
+def test_a_file_libcst_cannot_read_gets_the_findings_that_need_no_fix(libcst_parses):
+    assert _check_all(DEEP_SUM + NO_LIBCST_FIX) == ["GL401", "GL402", "GL403", "GL404", "GL405"]
+    assert libcst_parses == []
+
+
+def test_a_fix_libcst_cannot_render_reports_why(libcst_parses):
+    findings = Linter(Settings(enabled=resolve_selection(["ALL"], [], []))).check_text(
+        DEEP_SUM + LIBCST_FIX, "score.py", PYTHON)
+    assert [(finding.code, finding.start.line) for finding in findings] == [("GL001", 1)]
+    assert "nested about 200 levels deep" in findings[0].message
