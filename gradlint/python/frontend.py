@@ -1,4 +1,5 @@
-"""Parse a Python file once with libcst and offer rules what they ask of it."""
+"""A Python file as the rules read it: CPython's `ast` outline, which every check reads, and
+libcst's tree, parsed only when a fix that libcst renders is made."""
 from __future__ import annotations
 
 from functools import cached_property
@@ -13,8 +14,8 @@ Node = TypeVar("Node")
 
 
 class PythonFile:
-    """A parsed Python module. Positions are computed only when a rule asks for a
-    span, which it does only when it reports something."""
+    """A Python module: its outline, and its libcst tree on demand. libcst positions are
+    computed only when a rule asks for a span, which it does only for a fix."""
 
     language = "python"
 
@@ -42,13 +43,6 @@ class PythonFile:
 
         return parse_outline(self.text)
 
-    @cached_property
-    def guards(self):
-        """Where each grad-mode guard is active (`gradlint.python.guards.GuardModel`)."""
-        from gradlint.python.guards import GuardModel
-
-        return GuardModel(self)
-
     def children(self, node):
         """The node's children in source order, trivia left out (from the shared walk)."""
         found = self._walk[3].get(node)
@@ -57,70 +51,6 @@ class PythonFile:
 
             return code_children(node)
         return found
-
-    def trains(self, function) -> bool:
-        """Whether `function` (a `cst.FunctionDef`) itself runs backward or an optimizer step,
-        asked of its `ast` twin in the outline (`gradlint.python.flow.training`, which the
-        inference flow reads too). True when the outline cannot tell: then no advice."""
-        from gradlint.python.flow.training import trains
-
-        twin = self._ast_twin(function)
-        return True if twin is None else trains(self.outline, twin)
-
-    def _ast_twin(self, function):
-        """The outline's definition of `function`: the only one at its place in the nesting
-        of definitions (`Model.forward`), found without positions (libcst computes them for
-        the whole module at once); else the one starting on its line."""
-        import libcst as cst
-
-        place = [function.name.value]
-        parent = self.parent(function)
-        while parent is not None:
-            if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
-                place.append(parent.name.value)
-            parent = self.parent(parent)
-        same_place = self._ast_definitions.get(tuple(reversed(place)), ())
-        if len(same_place) == 1:
-            return same_place[0]
-        return self._ast_functions.get((self.line_of(function), function.name.value))
-
-    @cached_property
-    def _ast_definitions(self) -> Dict[Tuple[str, ...], List[object]]:
-        """The outline's function definitions by their place in the nesting of definitions:
-        (class or function name, ..., name)."""
-        import ast
-
-        found: Dict[Tuple[str, ...], List[object]] = {}
-        if self.outline is None:
-            return found
-        stack = [(self.outline.module, ())]
-        while stack:
-            node, place = stack.pop()
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    inner = place + (child.name,)
-                    if not isinstance(child, ast.ClassDef):
-                        found.setdefault(inner, []).append(child)
-                    stack.append((child, inner))
-                else:
-                    stack.append((child, place))
-        return found
-
-    @cached_property
-    def _ast_functions(self) -> Dict[Tuple[int, str], object]:
-        """The outline's function definitions by (line of `def`, name)."""
-        import ast
-
-        if self.outline is None:
-            return {}
-        return {(node.lineno, node.name): node for node in ast.walk(self.outline.module)
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-    def is_autograd_function_method(self, function) -> bool:
-        """Whether `function` (a `cst.FunctionDef`) is a method torch calls with grad already
-        off, asked of its `ast` twin (`Outline.autograd_function_methods`)."""
-        twin = self._ast_twin(function)
-        return twin is not None and id(twin) in self.outline.autograd_function_methods
 
     def libcst_twin(self, node):
         """The libcst expression spanning what the outline's expression `node` spans (the
@@ -141,17 +71,6 @@ class PythonFile:
     def parent(self, node):
         """The node's parent, None for the module."""
         return self._walk[1].get(node)
-
-    @cached_property
-    def names(self):
-        """Scope-aware name resolution (`gradlint.python.names.ScopedNames`)."""
-        from gradlint.python.names import ScopedNames
-
-        return ScopedNames(self.module, self.parent, self._order.get, self.children)
-
-    def qualified_name(self, node) -> Optional[str]:
-        """The qualified name `node` (a name or attribute chain) has where it is read."""
-        return self.names.qualified_name(node)
 
     @cached_property
     def _walk(self):

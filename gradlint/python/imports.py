@@ -1,6 +1,6 @@
-"""What an import statement binds, read once for both Python trees: libcst's (the scoped
-names of `gradlint.python.names`) and CPython's `ast` (the outline's bindings). Each hands
-over the statement's parts as written; the table of what they bind lives here."""
+"""What an import statement binds: the outline's bindings and its scoped names
+(`gradlint.python.ast_names`) hand over the statement's parts as written; the table of what
+they bind lives here."""
 from __future__ import annotations
 
 from typing import Iterable, Iterator, Optional, Tuple

@@ -4,10 +4,9 @@ an assignment, an import, a loop or `with` target...), with `global` and `nonloc
 followed, then the module. A name some scope binds other than by importing it is not the
 imported guard: `def run(torch): torch.no_grad` resolves to nothing.
 
-Written once for both Python trees: a `Syntax` (libcst's in `gradlint.python.names`,
-CPython's `ast` in `gradlint.python.ast_syntax`) answers the questions that depend on the
-tree's shape; what an import binds is `gradlint.python.imports`. Scopes are read lazily,
-each once.
+A `Syntax` (CPython's `ast` in `gradlint.python.ast_names`, the tree every check reads)
+answers the questions that depend on the tree's shape; what an import binds is
+`gradlint.python.imports`. Scopes are read lazily, each once.
 """
 from __future__ import annotations
 

@@ -1,12 +1,14 @@
-"""Guard recognition and the guard-region model."""
-import libcst as cst
+"""Guard recognition on the outline (`Outline.resolved_guard`) and its guard regions."""
+import ast
+
 import pytest
 
-from gradlint.python.guards import classify_guard
+from gradlint.python.outline import parse_outline
 
 
-def _guard(file, expression):
-    return classify_guard(file, cst.parse_expression(expression))
+def _guard(imports, expression):
+    """The guard `expression` makes in a module holding `imports` (read at module level)."""
+    return parse_outline(imports).resolved_guard(ast.parse(expression, mode="eval").body)
 
 
 @pytest.mark.parametrize("written, kind, inference, called", [
@@ -22,25 +24,16 @@ def _guard(file, expression):
     ("torch.enable_grad()", "enable_grad", None, True),
     ("torch.set_grad_enabled(False)", "set_grad_enabled", None, True),
 ])
-def test_classify_guard(parse, written, kind, inference, called):
-    guard = _guard(parse("import torch\n"), written)
+def test_resolved_guard(written, kind, inference, called):
+    guard = _guard("import torch\n", written)
     assert (guard.kind, guard.inference, guard.called) == (kind, inference, called)
 
 
-def test_not_a_guard(parse):
-    file = parse("import torch\nimport contextlib\n")
-    assert _guard(file, "contextlib.nullcontext()") is None
-    assert _guard(file, "torch.ones(3)") is None
-    assert _guard(file, "self.no_grad()") is None
-
-
-def _marked(file, marker):
-    """The statement line holding the comment `# <marker>`."""
-    for line in file.nodes(cst.SimpleStatementLine):
-        comment = line.trailing_whitespace.comment
-        if comment is not None and comment.value == "# " + marker:
-            return line
-    raise AssertionError(marker)
+def test_not_a_guard():
+    imports = "import torch\nimport contextlib\n"
+    assert _guard(imports, "contextlib.nullcontext()") is None
+    assert _guard(imports, "torch.ones(3)") is None
+    assert _guard(imports, "self.no_grad()") is None
 
 
 SOURCE = """
@@ -49,85 +42,40 @@ from torch import inference_mode as im
 
 
 def outer(model, x):
-    a = model(x)  # before
     with torch.no_grad(), im():
-        b = model(x)  # both
+        b = model(x)
         with im(False):
-            c = model(x)  # nested-off
-            with torch.no_grad():
-                d = model(x)  # no-grad-in-off
-
-        def later():
-            return model(x)  # nested-def
-
-    return a
+            c = model(x)
 
 
 @torch.inference_mode
 def decorated(x):
-    return x * 2  # decorator
+    return x * 2
 
 
-@torch.inference_mode(False)
-def decorated_off(x):
-    return x * 2  # decorator-off
+def shadowed(torch):
+    with torch.no_grad():
+        pass
 """
 
 
-@pytest.mark.parametrize("marker, expected", [
-    ("before", False), ("both", True), ("nested-off", False), ("no-grad-in-off", False),
-    ("nested-def", False), ("decorator", True), ("decorator-off", False),
-])
-def test_inference_mode_at(parse, marker, expected):
-    file = parse(SOURCE)
-    assert file.guards.inference_mode_at(_marked(file, marker)) is expected
+def test_resolved_regions_in_order_with_items_first():
+    regions = parse_outline(SOURCE).resolved_regions()
+    assert [(region.guard.kind, region.guard.inference, region.is_decorator, region.guard.node.lineno)
+            for region in regions] == [
+        ("no_grad", None, False, 7), ("inference_mode", True, False, 7), ("inference_mode", False, False, 9),
+        ("inference_mode", True, True, 13)]  # not `torch.no_grad()` where `torch` is a parameter
+    assert [region.function.name for region in regions] == ["outer", "outer", "outer", "decorated"]
 
 
-def test_regions_of_a_with_with_several_items(parse):
-    file = parse(SOURCE)
-    with_statement = file.nodes(cst.With)[0]
-    kinds = [region.guard.kind for region in file.guards.regions_of(with_statement.body)]
-    assert kinds == ["no_grad", "inference_mode"]
-    enclosing = file.guards.enclosing(_marked(file, "no-grad-in-off"))
-    assert [(r.guard.kind, r.guard.inference) for r in enclosing] == [
-        ("no_grad", None), ("inference_mode", False), ("inference_mode", True), ("no_grad", None)]
-
-
-def test_bare_class_in_with_is_not_a_region(parse):
-    file = parse("import torch\nwith torch.no_grad:\n    pass\n")
-    assert file.guards.regions == []
+def test_bare_class_in_with_is_not_a_region():
+    assert parse_outline("import torch\nwith torch.no_grad:\n    pass\n").resolved_regions() == []
 
 
 def _fixture_sources():
     from fixture_harness import all_fixtures
 
     return [fixture for fixture in all_fixtures() if fixture.path.endswith(".py")]
-
-
-@pytest.mark.parametrize("fixture", _fixture_sources(), ids=lambda fixture: fixture.id)
-def test_the_outline_reads_each_guard_as_libcst_does(parse, fixture):
-    """Checks on CPython's `ast` (`Outline.resolved_guard`) and on libcst (`classify_guard`)
-    see the same guard, with the same mode, in every `with` item and decorator of every
-    Python fixture, shadowed names and aliases included."""
-    import ast
-
-    file = parse(fixture.text)
-    on_libcst = [classify_guard(file, item.item) for statement in file.nodes(cst.With) for item in statement.items]
-    on_libcst += [classify_guard(file, decorator.decorator) for function in file.nodes(cst.FunctionDef)
-                  for decorator in function.decorators]
-    outline = file.outline
-    withs = sorted((node for node in ast.walk(outline.module) if isinstance(node, (ast.With, ast.AsyncWith))),
-                   key=lambda node: (node.lineno, node.col_offset))
-    functions = sorted((node for node in ast.walk(outline.module)
-                        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))),
-                       key=lambda node: (node.lineno, node.col_offset))
-    on_ast = [outline.resolved_guard(item.context_expr) for statement in withs for item in statement.items]
-    on_ast += [outline.resolved_guard(decorator) for function in functions for decorator in function.decorator_list]
-
-    def seen(guards):
-        return [None if guard is None else (guard.kind, guard.inference, guard.called) for guard in guards]
-
-    assert seen(on_ast) == seen(on_libcst)
 
 
 @pytest.mark.parametrize("fixture", _fixture_sources(), ids=lambda fixture: fixture.id)

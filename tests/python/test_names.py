@@ -1,13 +1,13 @@
-"""The import table resolves every spelling the rules rely on, without libcst's
-QualifiedNameProvider."""
+"""The outline resolves every spelling the rules rely on, scope by scope
+(`Outline.resolved_name`, `gradlint.python.scoped_names`)."""
 import ast
 
-import libcst as cst
 import pytest
 
 
 def _resolve(file, expression: str):
-    return file.qualified_name(cst.parse_expression(expression))
+    """What `expression` means read at the module's top level."""
+    return file.outline.resolved_name(ast.parse(expression, mode="eval").body)
 
 
 @pytest.mark.parametrize("imports, written, expected", [
@@ -27,23 +27,9 @@ def test_spellings_resolve_to_torch_names(parse, imports, written, expected):
     assert _resolve(file, written) == expected
 
 
-def _with_items(file):
-    """The expression of every `with` item, by the name of the function it is in."""
-    found = {}
-    for function in file.nodes(cst.FunctionDef):
-        for statement in function.body.body:
-            if isinstance(statement, cst.With):
-                found.setdefault(function.name.value, []).extend(item.item for item in statement.items)
-    return found
-
-
 def _resolved_in(file):
-    """What each function's `with` items resolve to; the outline's `resolved_name` (the same
-    scoping on CPython's `ast`) must say the same."""
-    resolved = {name: [file.qualified_name(item.func if isinstance(item, cst.Call) else item) for item in items]
-                for name, items in _with_items(file).items()}
-    assert _resolved_in_outline(file.outline) == resolved
-    return resolved
+    """What each function's `with` items resolve to."""
+    return _resolved_in_outline(file.outline)
 
 
 def _resolved_in_outline(outline):
@@ -187,10 +173,6 @@ def test_global_nonlocal_class_comprehension_and_lambda_scopes(parse):
     assert resolved["method"] == ["torch.no_grad"]
     assert resolved["comprehension"] == ["torch.no_grad"]
     assert resolved["lambda_parameter"] == ["torch.no_grad"]
-    names = [node for node in file.nodes(cst.Name) if node.value == "no_grad"]
-    in_comprehension = [node for node in names if isinstance(file.parent(node), cst.ListComp)]
-    in_lambda = [node for node in names if isinstance(file.parent(node), cst.Lambda)]
-    assert [file.qualified_name(node) for node in in_comprehension + in_lambda] == [None, None]
     outline = file.outline
     inner = [node for node in ast.walk(outline.module) if isinstance(node, (ast.ListComp, ast.Lambda))]
     read_inside = [node for scope in inner for node in ast.walk(scope.elt if isinstance(scope, ast.ListComp) else scope.body)
@@ -215,7 +197,7 @@ def test_unknown_and_relative_names_stay_unresolved(parse):
     assert _resolve(file, "no_grad") is None
     assert _resolve(file, "torch.no_grad") is None  # torch was never imported here
     assert _resolve(file, "contextlib.nullcontext") == "contextlib.nullcontext"
-    assert file.qualified_name(cst.parse_expression("f()")) is None
+    assert _resolve(file, "f()") is None
 
 
 def test_a_later_import_rebinds_the_name(parse):
