@@ -166,12 +166,12 @@ class PythonLanguage(Language):
 
     def parse(self, path: str, text: str, focus=None, outline=None) -> PythonFile:
         """With `outline` (CPython compiled the whole file, and the rules check on it), libcst
-        parses only when a rule first asks for its tree, to render a fix. With `focus`, only
-        the imports and the top-level statements the patterns select (gradlint.python.partial),
-        once CPython has compiled the whole file: a syntax error in a statement left out must
-        still be reported."""
+        parses the whole file only when a rule first asks for its tree, to render a fix (which
+        may move any statement of a block). Else with `focus`, only the imports and the
+        top-level statements the patterns select (gradlint.python.partial), once CPython has
+        compiled the whole file: a syntax error in a statement left out must still be reported."""
         if outline is not None:
-            return PythonFile(path, text, None, outline, lambda: self._parsed_module(text, focus))
+            return PythonFile(path, text, None, outline, lambda: self._parsed_module(text, None))
         return PythonFile(path, text, self._parsed_module(text, focus), outline)
 
     def _parsed_module(self, text: str, focus):

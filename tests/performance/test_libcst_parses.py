@@ -93,3 +93,21 @@ def test_a_fix_libcst_cannot_render_reports_why(libcst_parses):
         DEEP_SUM + LIBCST_FIX, "score.py", PYTHON)
     assert [(finding.code, finding.start.line) for finding in findings] == [("GL001", 1)]
     assert "nested about 200 levels deep" in findings[0].message
+
+
+MODULE_SWITCH = '''import torch
+
+torch.set_grad_enabled(False)
+scores = evaluate_all()
+torch.set_grad_enabled(True)
+'''
+
+
+def test_a_fix_is_rendered_from_the_whole_file():
+    """A partial parse keeps only the statements naming the rule's words: the fix would wrap
+    nothing (the line between names no guard). The parse a fix asks for is of the whole file."""
+    [finding] = Linter(Settings(enabled=resolve_selection(["GL407"], [], []))).check_text(
+        MODULE_SWITCH, "score.py", PYTHON)
+    [edit] = finding.fix.edits
+    assert MODULE_SWITCH[:edit.start] + edit.replacement + MODULE_SWITCH[edit.end:] == (
+        "import torch\n\nwith torch.set_grad_enabled(False):\n    scores = evaluate_all()\n")
