@@ -2,6 +2,7 @@
 or an in-place update, where `torch.inference_mode()` would do (torch-semantics §1, §4).
 Read from CPython's `ast` alone: the fix renames one attribute, a text edit."""
 import ast
+import re
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.expected_errors import expected_errors
@@ -30,21 +31,20 @@ def check(file):
 
 
 def _findings(outline):
-    """The guard call of each `with torch.no_grad():` block that qualifies, in source order."""
+    """The guard call of each `with torch.no_grad():` block that qualifies, in source order.
+    What a name means where it is read (the scopes, the costliest question) is asked only
+    in a function where some block would qualify."""
     candidates = []
     for statement, function in outline.statements_of(ast.With, ast.AsyncWith):
-        if not isinstance(function, _FUNCTIONS):
-            continue
-        for item in statement.items:
-            guard = _no_grad(outline, item.context_expr)
-            if guard is not None:
-                candidates.append((statement, function, guard))
+        if isinstance(function, _FUNCTIONS):
+            candidates.extend((statement, function, item.context_expr) for item in statement.items
+                              if _may_be_no_grad(outline, item.context_expr))
     if not candidates:
         return
     autograd_methods = outline.autograd_function_methods
     expected = expected_errors(outline)
-    blocks = {}  # id(function) -> (function, [(guard call, statement, qualifies)])
-    for statement, function, guard in sorted(candidates, key=lambda found: _start(found[0])):
+    blocks = {}  # id(function) -> (_Function, [(guard call, statement, qualifies)])
+    for statement, function, call in sorted(candidates, key=lambda found: _start(found[0])):
         if id(function) in autograd_methods:
             continue  # a Function's forward/backward: torch runs it with grad off already (GL301's concern)
         if len(statement.items) == 1 and _makes_no_tensor(outline, statement):
@@ -52,46 +52,75 @@ def _findings(outline):
         start = outline.span(statement)[0]
         if any(region.start <= start < region.end for region in expected):
             continue  # in `pytest.raises(...)`: the block is there to fail, not to be fast
-        blocks.setdefault(id(function), (function, []))[1].append(
-            (guard, statement, _qualifies(outline, function, statement)))
+        if id(function) not in blocks:
+            blocks[id(function)] = (_Function(outline, function), [])
+        read, found = blocks[id(function)]
+        found.append((call, statement, read.qualifies(statement)))
     for function, found in blocks.values():
+        if not any(qualifies for _, _, qualifies in found):
+            continue
+        found = [block for block in found if _is_no_grad(outline, block[0])]
         mixed = not all(qualifies for _, _, qualifies in found)
-        uses = None
-        for guard, statement, qualifies in found:
-            if not qualifies:
-                continue
-            if mixed:
-                uses = uses if uses is not None else _Uses(function)
-                if uses.discards_everything(statement):
-                    continue  # a warm-up for a block that keeps no_grad: switched alone, it warms another mode
-            yield guard
+        for call, statement, qualifies in found:
+            if qualifies and not (mixed and function.discards_everything(statement)):
+                yield call  # (a warm-up for a block that keeps no_grad is not: alone, it warms another mode)
 
 
 screen = screen_of(_findings)
 
 
-def _no_grad(outline, expression):
-    """The call when `expression` is a `no_grad(...)` call where it is read, else None."""
-    if not isinstance(expression, ast.Call):
-        return None
-    if not any(guard.kind == "no_grad" for guard in outline.guards(expression)):
-        return None  # asked first: no reading of the name makes it no_grad (the scopes cost more)
-    guard = outline.resolved_guard(expression)
-    return expression if guard is not None and guard.kind == "no_grad" else None
+def _may_be_no_grad(outline, expression) -> bool:
+    """A call some reading of whose name makes `no_grad` (cheap: the scopes are not read)."""
+    return isinstance(expression, ast.Call) and any(guard.kind == "no_grad" for guard in outline.guards(expression))
+
+
+def _is_no_grad(outline, call) -> bool:
+    guard = outline.resolved_guard(call)
+    return guard is not None and guard.kind == "no_grad"
 
 
 def _start(node):
     return (node.lineno, node.col_offset)
 
 
-def _qualifies(outline, function, statement) -> bool:
-    """The block is pure inference: nothing it makes leaves it except as numbers."""
-    if len(statement.items) != 1:
-        return False  # another context manager in the same statement may depend on no_grad
-    if trains(outline, function) or "requires_grad" in _definition_text(outline, function):
-        return False
-    bound = _bound_names(statement.body)
-    return bound is not None and not _Uses(function).escape_after(statement, bound)
+class _Function:
+    """What the blocks of one function ask of it, each answer found once."""
+
+    def __init__(self, outline, function) -> None:
+        self.outline = outline
+        self.function = function
+        self._open = None  # whether the function may hold pure inference at all
+        self._uses = None
+
+    def qualifies(self, statement) -> bool:
+        """The block is pure inference: nothing it makes leaves it except as numbers."""
+        if len(statement.items) != 1:
+            return False  # another context manager in the same statement may depend on no_grad
+        bound = _bound_names(statement.body)
+        if bound is None:
+            return False
+        if self._open is None:
+            self._open = ("requires_grad" not in _definition_text(self.outline, self.function)
+                          and not trains(self.outline, self.function))
+        return self._open and not (self._named_after(statement, bound) and self.uses.escape_after(statement, bound))
+
+    def _named_after(self, statement, names) -> bool:
+        """Whether the function's text after the block writes one of `names` (else none of
+        them is used there, and its body need not be walked)."""
+        if not names:
+            return False
+        start = self.outline.offset(statement.end_lineno, statement.end_col_offset)
+        after = self.outline.text[start:self.outline.offset(self.function.end_lineno, self.function.end_col_offset)]
+        return not after.isascii() or any(re.search(rf"\b{re.escape(name)}\b", after) for name in names)
+
+    def discards_everything(self, statement) -> bool:
+        return self.uses.discards_everything(statement)
+
+    @property
+    def uses(self) -> "_Uses":
+        if self._uses is None:
+            self._uses = _Uses(self.function)
+        return self._uses
 
 
 def _definition_text(outline, function) -> str:
