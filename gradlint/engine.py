@@ -15,7 +15,7 @@ from gradlint.frontend import language_for
 from gradlint.language import FrontEndSyntaxError, Language
 from gradlint.rule import Rule, all_rules, engine_rule
 from gradlint.settings import Settings
-from gradlint.suppression import MAY_NAME_OUR_CODES, unused as unused_suppressions
+from gradlint.suppression import may_name_our_codes, unused as unused_suppressions
 from gradlint.source import (
     DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
 )
@@ -105,7 +105,7 @@ class Linter:
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
         selection = self._selection(language.name, enabled)
         # GL003 judges the suppression comments once every other rule has reported.
-        audit = self._unused_suppression_rule.code in enabled and MAY_NAME_OUR_CODES.search(text) is not None
+        audit = self._unused_suppression_rule.code in enabled and may_name_our_codes(text)
         search = TextSearch(text)
         following = [rule for rule, _ in selection.rules if rule.follows_imports] \
             if project and language.may_follow(path, text, project) else []

@@ -28,6 +28,19 @@ from gradlint.settings import selector_prefix
 
 # Files without this cannot hold a comment that names one of our codes.
 MAY_NAME_OUR_CODES = re.compile(r"(?:noqa|NOLINT)[^\n]*?(?:GL|ALL)|gradlint:\s*noqa", re.IGNORECASE)
+_OUR_CODE_MARKERS = ("noqa", "nolint", "gradlint:")
+
+
+def may_name_our_codes(text: str) -> bool:
+    """Whether a suppression comment in `text` may name a gradlint code (GL003 audits those).
+    A case-insensitive search of the pattern reads every character in Python's engine; in
+    ASCII text, where lowering is exact, a search for its words in the lowered text first
+    rejects most files (a fifth of `--select ALL`'s time on a real tree)."""
+    if text.isascii():
+        lowered = text.lower()
+        if not any(marker in lowered for marker in _OUR_CODE_MARKERS):
+            return False
+    return MAY_NAME_OUR_CODES.search(text) is not None
 
 # `ALL` only in capitals, though `noqa` and codes may be in any case: in
 # `# noqa: E241, E201  all bins` (pytorch3d) the prose "all" names no code.

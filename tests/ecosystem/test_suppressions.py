@@ -4,8 +4,10 @@ syntax, NOLINTBEGIN/END blocks, a file-level noqa, the unused-suppression rule (
 import json
 
 import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from ecosystem_samples import BAD_CPP, BAD_PYTHON
+from gradlint.suppression import MAY_NAME_OUR_CODES, may_name_our_codes
 
 MISSING_PARENS_LINE = "    with torch.no_grad:"
 LEGACY_LINE = "  at::AutoNonVariableTypeMode g;"
@@ -203,3 +205,17 @@ def test_fixes_keep_the_suppression_comments_they_did_not_add(project, run_cli):
     assert "@torch.inference_mode()" in fixed
     for comment in ("# noqa: E302", "# noqa: E501", "# noqa: B007", "# NOQA"):
         assert comment in fixed, fixed
+
+
+@given(st.text(alphabet="nNoOqQaAlLiItTgGrRdD: #,0123456789-\n\u00e9", max_size=40))
+@hypothesis_settings(max_examples=300, deadline=None)
+def test_the_fast_search_for_codes_answers_as_the_pattern(text):
+    """`may_name_our_codes` looks for the pattern's words in lowered ASCII text first: it
+    must answer as the case-insensitive pattern does, in any case and with non-ASCII text."""
+    assert may_name_our_codes(text) == (MAY_NAME_OUR_CODES.search(text) is not None)
+
+
+@pytest.mark.parametrize("comment", ["# NoQa: GL402", "# noqa: ALL", "// NOLINT(GL101)", "# GRADLINT: noqa",
+                                     "# caf\u00e9 noqa: GL402"])
+def test_suppressions_naming_our_codes_in_any_case_are_audited(comment):
+    assert may_name_our_codes("x = 1  " + comment + "\n")
