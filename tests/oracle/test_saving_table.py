@@ -1,8 +1,10 @@
 """The flow's table of ops that save operands for backward (`knowledge.SAVING_TORCH`,
-`SAVING_METHODS`), checked row by row under real torch 2.13.0 (`pytest -m oracle`).
+`SAVING_METHODS`, `SAVING_LAYERS`), checked row by row under real torch 2.13.0 (`pytest -m oracle`).
 
 Each row is called with `w` requiring grad and an inference tensor at one saved operand:
-it must raise E_SAVE at the call. The ops the table leaves out on purpose must run.
+it must raise E_SAVE at the call. A layer of `SAVING_LAYERS` is built normally and called
+with an inference input, in eval mode and outside any training code: it must raise E_SAVE,
+and run under `no_grad`. The ops and layers the tables leave out on purpose must run.
 """
 from __future__ import annotations
 
@@ -116,3 +118,59 @@ def test_row_saves_the_inference_operand(torch, name):
 def test_left_out_ops_run(torch, name):
     made, w = _operands(torch)
     NOT_SAVING[name](torch, made, w).sum().backward()
+
+
+# torch.nn layer -> (how to build it, its inference input's shape or the indices it takes)
+LAYERS = {
+    "Linear": (lambda nn: nn.Linear(4, 4), (2, 4)),
+    "Embedding": (lambda nn: nn.Embedding(10, 4), "indices"),
+    "EmbeddingBag": (lambda nn: nn.EmbeddingBag(10, 4), "indices"),
+    "Conv1d": (lambda nn: nn.Conv1d(2, 2, 3), (1, 2, 5)),
+    "Conv2d": (lambda nn: nn.Conv2d(2, 2, 3), (1, 2, 5, 5)),
+    "Conv3d": (lambda nn: nn.Conv3d(2, 2, 3), (1, 2, 5, 5, 5)),
+    "ConvTranspose1d": (lambda nn: nn.ConvTranspose1d(2, 2, 3), (1, 2, 5)),
+    "ConvTranspose2d": (lambda nn: nn.ConvTranspose2d(2, 2, 3), (1, 2, 5, 5)),
+    "LayerNorm": (lambda nn: nn.LayerNorm(4), (2, 4)),
+    "GroupNorm": (lambda nn: nn.GroupNorm(2, 4), (2, 4, 3)),
+    "BatchNorm1d": (lambda nn: nn.BatchNorm1d(4), (3, 4)),
+    "BatchNorm2d": (lambda nn: nn.BatchNorm2d(4), (3, 4, 2, 2)),
+    "LSTM": (lambda nn: nn.LSTM(4, 4, batch_first=True), (1, 3, 4)),
+    "GRU": (lambda nn: nn.GRU(4, 4, batch_first=True), (1, 3, 4)),
+    "RNN": (lambda nn: nn.RNN(4, 4, batch_first=True), (1, 3, 4)),
+    "PReLU": (lambda nn: nn.PReLU(), (2, 4)),
+    "MultiheadAttention": (lambda nn: nn.MultiheadAttention(4, 2, batch_first=True), (1, 3, 4)),
+}
+# Layers left out: they save nothing that needs the input (no weights, or a fused kernel).
+LAYERS_NOT_SAVING = {
+    "ReLU": (lambda nn: nn.ReLU(), (2, 4)),
+    "Dropout": (lambda nn: nn.Dropout(), (2, 4)),
+    "RMSNorm": (lambda nn: nn.RMSNorm(4), (2, 4)),
+    "InstanceNorm1d": (lambda nn: nn.InstanceNorm1d(4), (3, 4, 5)),
+}
+
+
+def _layer_call(torch, build, shape):
+    layer = build(torch.nn).eval()
+    with torch.inference_mode():
+        made = torch.tensor([[1, 2]]) if shape == "indices" else torch.randn(*shape)
+    inputs = (made, made, made) if isinstance(layer, torch.nn.MultiheadAttention) else (made,)
+    return lambda: layer(*inputs)
+
+
+def test_every_layer_row_has_a_measured_call():
+    assert {"torch.nn." + name for name in LAYERS} == set(torch_api.SAVING_LAYERS)
+    assert not {"torch.nn." + name for name in LAYERS_NOT_SAVING} & set(torch_api.SAVING_LAYERS)
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layer_saves_its_inference_input_with_grad_on(torch, name):
+    call = _layer_call(torch, *LAYERS[name])
+    with pytest.raises(RuntimeError, match=E_SAVE):
+        call()
+    with torch.no_grad():
+        call()
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS_NOT_SAVING))
+def test_left_out_layers_run(torch, name):
+    _layer_call(torch, *LAYERS_NOT_SAVING[name])()

@@ -17,6 +17,7 @@ from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_name
 from gradlint.python.flow.syntax import ExpressionFacts, expression_facts
 from gradlint.python.flow.callers import Callers
 from gradlint.python.flow.contexts import CallContexts, Mode
+from gradlint.python.flow.grad_mode import GradMode
 from gradlint.python.flow.receivers import Receivers
 from gradlint.python.flow.objects import ObjectRules, class_of_value, container_names, module_caches
 from gradlint.python.flow.training import TrainingReach
@@ -183,6 +184,10 @@ class InferenceFlow:
     @cached_property
     def contexts(self) -> CallContexts:
         return CallContexts(self)
+
+    @cached_property
+    def grad_mode(self) -> GradMode:
+        return GradMode(self)
 
     def class_of(self, function: ast.AST) -> Optional[str]:
         return self._class_of.get(id(function))

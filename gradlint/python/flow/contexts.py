@@ -38,6 +38,19 @@ def _function(scope: ast.AST) -> Optional[ast.AST]:
     return scope if isinstance(scope, FUNCTION_DEFINITIONS) else None
 
 
+def innermost_region(regions, node: ast.AST) -> Optional[ScreenRegion]:
+    """The innermost of `regions` (`with` blocks) whose body holds `node`."""
+    innermost = None
+    for region in regions:
+        body = region.owner.body
+        if body and (body[0].lineno, body[0].col_offset) <= (node.lineno, node.col_offset) <= (
+                region.owner.end_lineno, region.owner.end_col_offset):
+            if innermost is None or (region.owner.lineno, region.owner.col_offset) > (
+                    innermost.owner.lineno, innermost.owner.col_offset):
+                innermost = region
+    return innermost
+
+
 class CallContexts:
     def __init__(self, flow) -> None:
         self.flow = flow
@@ -68,20 +81,14 @@ class CallContexts:
         modes = {self.site_mode(scope, call) for scope, call in sites}
         if Mode.OUTSIDE in modes:
             return Mode.OUTSIDE
-        if modes == {Mode.UNDER} and not self._named_elsewhere(function, len(sites)):
+        if modes == {Mode.UNDER} and not self.named_elsewhere(function, len(sites)):
             return Mode.UNDER
         return Mode.UNKNOWN
 
     def site_mode(self, scope: ast.AST, node: ast.AST) -> Mode:
         """The mode `node` (a call in `scope`) runs in."""
-        innermost = None
-        for region in self._regions_of.get(id(scope if scope is not self.flow.outline.module else None), ()):
-            body = region.owner.body
-            if body and (body[0].lineno, body[0].col_offset) <= (node.lineno, node.col_offset) <= (
-                    region.owner.end_lineno, region.owner.end_col_offset):
-                if innermost is None or (region.owner.lineno, region.owner.col_offset) > (
-                        innermost.owner.lineno, innermost.owner.col_offset):
-                    innermost = region
+        innermost = innermost_region(
+            self._regions_of.get(id(scope if scope is not self.flow.outline.module else None), ()), node)
         if innermost is not None:
             return Mode.UNDER if innermost.guard.inference else Mode.OUTSIDE
         if not isinstance(scope, FUNCTION_DEFINITIONS):
@@ -136,7 +143,7 @@ class CallContexts:
                         found.setdefault(id(callee), []).append((scope, call))
         return found
 
-    def _named_elsewhere(self, function: ast.AST, calls: int) -> bool:
+    def named_elsewhere(self, function: ast.AST, calls: int) -> bool:
         """Whether the name is read other than by its calls (a callback, a reference kept for
         later): then calls the flow cannot see may run it."""
         return function.name != "__init__" and self._name_reads[function.name] > calls

@@ -111,6 +111,15 @@ SAVING_TORCH = _saved({
                ("torch.where",): ((0, "condition"),), (_F + "embedding",): ((0, "input"),)},
     _BOUNDS: {("torch.clamp", "torch.clip"): ((1, "min"), (2, "max")), (_F + "layer_norm",): ((2, "weight"),)},
 })
+# torch.nn layers whose forward saves its input for the gradient of its weights: called with
+# an inference tensor while grad mode is on they raise E_SAVE, in training code or not
+# (§1e; `tests/oracle/test_saving_table.py` runs each row, and the layers left out).
+SAVING_LAYERS = _table({
+    "§1e: a layer built normally (its weights require grad) saves its input: `lin(t)`, `emb(t)` raise E_SAVE": (
+        "Linear", "Embedding", "EmbeddingBag", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+        "ConvTranspose2d", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "LSTM", "GRU", "RNN",
+        "PReLU", "MultiheadAttention"),
+}, prefix="torch.nn.")
 # The same ops called as tensor methods (`w.matmul(t)`, `w.gather(1, t)`): operand 0 is the receiver.
 SAVING_METHODS = _saved({
     _PRODUCTS: {("mul", "multiply", "div", "divide", "true_divide", "matmul", "mm", "bmm", "outer", "dot", "atan2",

@@ -132,6 +132,28 @@ class Receivers:
                             found.setdefault(target.attr, []).append((target.value, node.value, function, klass))
         return found
 
+    def layer_classes(self, expression: ast.AST, function: Optional[ast.AST], klass: Optional[str]) -> FrozenSet[str]:
+        """The torch.nn classes (qualified) `expression` is bound to (`self.emb = nn.Embedding(...)`),
+        empty unless every assignment that binds it builds one."""
+        key = dotted(expression)
+        if key is None or key == "self":
+            return frozenset()
+        if key.startswith("self.") and key.count(".") == 1:
+            bindings = [] if klass is None else self._bindings_of_class(klass).get(key, [])
+        elif "." not in key:
+            bindings = self._bindings_of(function).get(key, [])
+            if function is not None and not bindings and key not in parameter_names(function):
+                bindings = self._bindings_of(None).get(key, [])  # a layer of the module's top level
+        else:
+            return frozenset()
+        found = set()
+        for value, _, element in bindings:
+            qualified = qualified_name(self.outline, value.func) if isinstance(value, ast.Call) else None
+            if element or qualified is None or not qualified.startswith("torch.nn."):
+                return frozenset()
+            found.add(qualified)
+        return frozenset(found)
+
     def _with_bases(self, klass: str) -> List[str]:
         found, pending = [], [klass]
         while pending:

@@ -127,6 +127,21 @@ class Sinks:
                 self._passes_out(call, state)
             if self.trains and qualified is None:
                 self._module_call(call, state)
+            elif qualified is None:
+                self._layer_call(call, state)
+
+    def _layer_call(self, call: ast.Call, state: State) -> None:
+        """`self.emb(ids)` outside training code, on a torch.nn layer that saves its input
+        (`knowledge.SAVING_LAYERS`): with grad mode on, its weights need grad, so an inference
+        input cannot be saved (§1e)."""
+        if not call.args or isinstance(call.args[0], ast.Starred):
+            return
+        layers = self.flow.receivers.layer_classes(call.func, self.function, self.klass)
+        if not layers or not layers <= torch_api.SAVING_LAYERS.keys():
+            return
+        taint = self.value(call.args[0], state)
+        if taint is not None and taint.kind.may_be_tensor:
+            self.event("save", call, call.args[0], taint, needs_grad=True)
 
     @staticmethod
     def _held_modules(module: ast.AST, receiver: Optional[Taint], state: State):
@@ -333,15 +348,20 @@ class Sinks:
 
     def event(self, kind: str, node: ast.AST, subject: ast.AST, taint: Taint,
               call: Optional[ast.Call] = None, inner: Optional[Use] = None,
-              raises_at_call: bool = False) -> None:
+              raises_at_call: bool = False, needs_grad: bool = False) -> None:
+        needs_grad = needs_grad or (inner is not None and inner.needs_grad)
         if taint.param is not None:
-            if self.function is not None:
+            if self.function is not None and not (
+                    needs_grad and self.flow.grad_mode.locally_on(self.function, node) is False):
                 recorded = THROUGH_PARAMETERS.get(kind, kind) if taint.of_module else kind
                 element = not (isinstance(subject, ast.Name) and subject.id == taint.param)
-                use = inner or Use(node, subject, raises_at_call=raises_at_call, element=element)
+                use = inner or Use(node, subject, raises_at_call=raises_at_call, element=element,
+                                   needs_grad=needs_grad)
                 self.summary.uses.setdefault(recorded, {}).setdefault(taint.param, use)
             return
         if taint.kind is Kind.UNKNOWN:
+            return
+        if needs_grad and not self.flow.grad_mode.surely_on(self.function, node):
             return
         kind = REPORTED_AS.get(kind, kind)
         # a module is reported at its construction: one event per module trained here

@@ -105,6 +105,9 @@ class Use:
     element: bool = False  # `subject` is made from the parameter (`for obs in buffer`), not it
     # the operation is in another checked module (a `project.Place`): reported at the call here
     elsewhere: Optional[object] = None
+    # torch rejects it only with grad mode on (a layer saving its input outside training
+    # code): reported where the code shows grad mode on (`grad_mode`)
+    needs_grad: bool = False
 
     def through(self, call: ast.Call) -> "Use":
         """The same use, seen from a caller that passes the value in `call`."""

@@ -29,6 +29,13 @@ class InferenceTensorSavedForBackward(Rule):
     tensor is still one), into same-module functions that do this to a parameter, and into
     `Fn.apply(...)` of a same-module autograd Function whose `forward` saves it.
 
+    Outside training code, such a value fed to a torch.nn layer that saves its input
+    (`self.emb(ids)` for `self.emb = nn.Embedding(...)`, `nn.Linear`, `nn.Conv2d`,
+    `nn.LayerNorm`, ...: torch-semantics §1e) where the code shows grad mode on: the module's
+    top level, or a function every call of which in the file runs with grad on, outside any
+    guard other than `enable_grad` (the layer's weights require grad, so it saves the input
+    in a plain forward too).
+
     A lazy cache counts too: a module of the file that fills `self.x` on first use, behind
     a check of its own state (`if self.grid is None: self.grid = ...`), when the file runs
     that module under inference mode; every later reader of `self.x` then sees the
@@ -109,6 +116,11 @@ class InferenceTensorSavedForBackward(Rule):
       built in it, or passed to its functions from where it is built); a model loaded or
       built elsewhere runs none of its classes, as far as the analysis knows. A submodule's
       call (`self.rotary(n)`) runs its class's `forward` when the assignments show the class.
+    - Python, outside training code: only a layer built from a torch.nn class in the
+      assignments of the file, called where every path the file shows runs with grad on. A
+      file that calls `set_grad_enabled` or freezes parameters (`requires_grad_(False)`,
+      `.requires_grad = False`) is taken to run such layers without grad; a function no call
+      of the file runs (an API), or one passed as a callback, is not known to run with grad.
     - C++: one function, read in text order, as GL201 reads it. A `.clone()` written inside
       the call (`head->forward(features.clone())`) is not read as clearing the taint and is
       still reported; clone into the variable instead.
