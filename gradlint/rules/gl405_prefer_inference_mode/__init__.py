@@ -175,5 +175,11 @@ class PreferInferenceMode(Rule):
     severity = Severity.INFO
     default_enabled = False
     fix_safety = Safety.UNSAFE
-    prefilter = {"python": r"\bno_grad\b", "cpp": r"NoGradGuard|AutoGradMode"}
+    # Python: the guard's name, and a `with` that can be its block: one whose line names it,
+    # one whose line does not end its header with `:` (the item may be on the next line),
+    # or an import that renames it (`no_grad as ng`). A `with` statement starts a line.
+    prefilter = {"python": (r"\bno_grad\b",
+                            r"(?m)^[ \t\f]*(?:async[ \t]+)?with\b(?:[^\n]*\bno_grad\b"
+                            r"|(?![^\n#]*:[ \t\r]*(?:#[^\n]*)?$))|\bno_grad[ \t]+as\b"),
+                 "cpp": r"NoGradGuard|AutoGradMode"}
     reads_outline_only = True  # Python: CPython's ast says all it needs; the fix is a text edit
