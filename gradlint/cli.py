@@ -19,7 +19,7 @@ from gradlint.config import ConfigError
 from gradlint.discovery import DiscoveryError, discover_lazily, split_path
 from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
-from gradlint.reporters import ReporterOptions, RunResult, reporters
+from gradlint.reporters import ReporterOptions, RunResult, format_names, reporter_for
 from gradlint.reporters.progress import with_progress
 from gradlint.reporters.text import location, shown_path
 from gradlint.nearest_config import CACHE_DIR_VARIABLE, CommandLine, SettingsResolver, settings_of, split_codes
@@ -67,7 +67,7 @@ def shared_options(function):
                      help="Print the settings of the first path (or .) and the file they came from, then exit."),
         click.option("--show-files", is_flag=True, help="Print the files that would be checked, then exit."),
         click.option("--output-format", default="text", show_default=True, metavar="FORMAT",
-                     help="Output format: " + ", ".join(reporters()) + "."),
+                     help="Output format: " + ", ".join(format_names()) + "."),
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
         click.option("--exit-non-zero-on-fix", is_flag=True,
                      help="Exit 1 when a fix was applied, even if no findings remain."),
@@ -207,7 +207,7 @@ def _render(result: RunResult, options: dict, stream, color: bool) -> None:
     if options["statistics"]:
         _print_statistics(result, format_name, stream)
     else:
-        reporters()[format_name](stream, reporter_options).render(result)
+        reporter_for(format_name)(stream, reporter_options).render(result)
 
 
 def _read_text(path: str) -> Optional[str]:
@@ -287,9 +287,9 @@ def _summary(result: RunResult, skipped, quiet: bool, file_count: Optional[int] 
 
 
 def _validate_format(options: dict) -> None:
-    if options["output_format"] not in reporters():
+    if options["output_format"] not in format_names():
         raise GradlintError(
-            f"unknown output format {options['output_format']!r} (choose from {', '.join(reporters())})"
+            f"unknown output format {options['output_format']!r} (choose from {', '.join(format_names())})"
         )
 
 

@@ -13,7 +13,7 @@ from gradlint.collector import collections_held
 from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex, RelatedLocation
 from gradlint.frontend import language_for
 from gradlint.language import FrontEndSyntaxError, Language
-from gradlint.rule import Rule, all_rules, engine_rule
+from gradlint.rule import CatalogedRule, Rule, engine_rule, rule_catalog
 from gradlint.settings import Settings
 from gradlint.suppression import may_name_our_codes, unused as unused_suppressions
 from gradlint.source import (
@@ -53,7 +53,7 @@ class _Selection:
     """The enabled rules of one language with their prefilters, and the strings one of
     which a file must hold for any of them to run (None: some rule runs on any text)."""
 
-    rules: Tuple[Tuple[Rule, Tuple["re.Pattern[str]", ...]], ...]
+    rules: Tuple[Tuple[CatalogedRule, Tuple["re.Pattern[str]", ...]], ...]
     gate: Optional[Tuple[str, ...]]
 
 
@@ -73,13 +73,29 @@ class Linter:
                  extra_rules: Sequence[Rule] = ()) -> None:
         self.settings = settings
         self.verbose = verbose
-        self._rules: Dict[str, Rule] = {code: cls() for code, cls in all_rules().items()}
+        # Every rule as the catalog knows it; a rule is imported when a file first needs it.
+        self._catalog: Dict[str, CatalogedRule] = dict(rule_catalog())
+        self._rules: Dict[str, Rule] = {}
         # Rules from outside the package (tests, embedding tools); enable them in settings.
-        self._rules.update((rule.code, rule) for rule in extra_rules)
-        # What the engine reports itself: the rules say under which code.
-        self._internal_error_rule = self._rules[engine_rule("internal-error").code]
-        self._unused_suppression_rule = self._rules[engine_rule("unused-suppression").code]
+        for rule in extra_rules:
+            self._catalog[rule.code] = CatalogedRule.of(type(rule))
+            self._rules[rule.code] = rule
         self._selections: Dict[Tuple[str, frozenset], _Selection] = {}
+
+    def _rule(self, code: str) -> Rule:
+        rule = self._rules.get(code)
+        if rule is None:
+            rule = self._rules[code] = self._catalog[code].load()()
+        return rule
+
+    @property
+    def _internal_error_rule(self) -> Rule:
+        """What the engine reports itself: the rules say under which code."""
+        return self._rule(engine_rule("internal-error").code)
+
+    @property
+    def _unused_suppression_rule(self) -> Rule:
+        return self._rule(engine_rule("unused-suppression").code)
 
     # -- checking ---------------------------------------------------------------------------
 
@@ -105,14 +121,14 @@ class Linter:
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
         selection = self._selection(language.name, enabled)
         # GL003 judges the suppression comments once every other rule has reported.
-        audit = self._unused_suppression_rule.code in enabled and may_name_our_codes(text)
+        audit = engine_rule("unused-suppression").code in enabled and may_name_our_codes(text)
         search = TextSearch(text)
-        following = [rule for rule, _ in selection.rules if rule.follows_imports] \
+        following = [self._rule(entry.code) for entry, _ in selection.rules if entry.follows_imports] \
             if project and language.may_follow(path, text, project) else []
         if selection.gate is not None and not following and not search.has_any(selection.gate):
             # No selected rule's first prefilter can match: most files end here.
             return self._not_read(text, path, language, audit), None
-        active = [rule for rule, patterns in selection.rules if all(map(search.matches, patterns))]
+        active = [self._rule(entry.code) for entry, patterns in selection.rules if all(map(search.matches, patterns))]
         outline = None
         if (active or following) and decode_error is None:
             active, outline = self._screened(active, text, language, following, path, project)
@@ -167,15 +183,15 @@ class Linter:
         code = _syntax_error_code(language)
         if code not in enabled:
             return []
-        return [(self._rules[code], Diagnostic(error.offset, min(error.offset + 1, len(text)), error.message))
+        return [(self._rule(code), Diagnostic(error.offset, min(error.offset + 1, len(text)), error.message))
                 for error in errors]
 
     def _selection(self, language: str, enabled: frozenset) -> "_Selection":
         key = (language, enabled)
         selection = self._selections.get(key)
         if selection is None:
-            rules = tuple((rule, rule.prefilters_for(language)) for code, rule in self._rules.items()
-                          if code in enabled and language in rule.languages())
+            rules = tuple((entry, entry.prefilters_for(language)) for code, entry in self._catalog.items()
+                          if code in enabled and language in entry.languages)
             gate: Optional[set] = set()
             for _, patterns in rules:
                 needed = required_strings(patterns[0]) if patterns else None

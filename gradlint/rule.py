@@ -17,6 +17,7 @@ import builtins
 import functools
 import importlib
 import inspect
+import os
 import pkgutil
 import re
 import sys
@@ -244,7 +245,66 @@ def _validate(rule: type) -> None:
     # The docstring's sections are checked by tests/test_docs.py, not on every start.
 
 
-def engine_rule(event: str) -> type:
+class CatalogedRule:
+    """What a run needs to know of a rule before importing it: its identity, what selects
+    it, the languages it reads and its prefilters (from `gradlint.catalog`, which
+    `python -m gradlint.docs --catalog` writes from `all_rules`). `load()` imports it."""
+
+    __slots__ = ("code", "name", "module", "class_name", "languages", "default_enabled", "kept_by_select",
+                 "engine_reports", "follows_imports", "prefilters", "_loaded")
+
+    def __init__(self, code: str, name: str, module: str, class_name: str, languages: Tuple[str, ...],
+                 default_enabled: bool, kept_by_select: bool, engine_reports: Optional[str],
+                 follows_imports: bool, prefilters: Mapping[str, Tuple[str, ...]], loaded: Optional[type] = None):
+        self.code, self.name, self.module, self.class_name = code, name, module, class_name
+        self.languages, self.default_enabled, self.kept_by_select = languages, default_enabled, kept_by_select
+        self.engine_reports, self.follows_imports, self.prefilters = engine_reports, follows_imports, prefilters
+        self._loaded = loaded
+
+    @classmethod
+    def of(cls, rule: type) -> "CatalogedRule":
+        """A loaded rule's entry (what the catalog records of it)."""
+        prefilters = {language: tuple(pattern.pattern for pattern in rule.prefilters_for(language))
+                      for language in rule.languages()}
+        return cls(rule.code, rule.name, rule.__module__, rule.__qualname__, rule.languages(), rule.default_enabled,
+                   rule.kept_by_select, rule.engine_reports, rule.follows_imports, prefilters, rule)
+
+    def record(self) -> tuple:
+        """The entry as `gradlint.catalog` writes it."""
+        return (self.code, self.name, self.module, self.class_name, self.languages, self.default_enabled,
+                self.kept_by_select, self.engine_reports, self.follows_imports, self.prefilters)
+
+    def prefilters_for(self, language: str) -> Tuple["re.Pattern[str]", ...]:
+        """`Rule.prefilters_for`, compiled from the recorded patterns."""
+        return tuple(_compiled(pattern) for pattern in self.prefilters.get(language, ()))
+
+    def load(self) -> type:
+        if self._loaded is None:
+            self._loaded = getattr(importlib.import_module(self.module), self.class_name)
+        return self._loaded
+
+
+@functools.lru_cache(maxsize=1)
+def rule_catalog() -> Dict[str, CatalogedRule]:
+    """Every rule by code, read from `gradlint.catalog` without importing the rules; when the
+    rule modules on disk are not the ones it records (a rule added or removed since it was
+    written: tests/test_catalog.py says so), from walking the package as `all_rules` does."""
+    from gradlint import catalog
+    import gradlint.rules as package
+
+    on_disk = set()
+    for folder in package.__path__:
+        for entry in os.listdir(folder):
+            name = entry[:-3] if entry.endswith(".py") else entry
+            if name.isidentifier() and not name.startswith("_") and (
+                    entry.endswith(".py") or os.path.isfile(os.path.join(folder, entry, "__init__.py"))):
+                on_disk.add(f"{package.__name__}.{name}")
+    if on_disk == {record[2] for record in catalog.RULES}:
+        return {record[0]: CatalogedRule(*record) for record in catalog.RULES}
+    return {code: CatalogedRule.of(rule) for code, rule in all_rules().items()}
+
+
+def engine_rule(event: str) -> CatalogedRule:
     """The rule whose `engine_reports` is `event` (`"internal-error"`)."""
     found = _engine_rules().get(event)
     if found is None:
@@ -253,8 +313,8 @@ def engine_rule(event: str) -> type:
 
 
 @functools.lru_cache(maxsize=1)
-def _engine_rules() -> Dict[str, type]:
-    return {rule.engine_reports: rule for rule in all_rules().values() if rule.engine_reports is not None}
+def _engine_rules() -> Dict[str, CatalogedRule]:
+    return {rule.engine_reports: rule for rule in rule_catalog().values() if rule.engine_reports is not None}
 
 
 def engine_codes() -> FrozenSet[str]:

@@ -181,8 +181,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"wrote {relative}")
     print(f"next: write the check until `python -m pytest tests/test_fixtures.py -k {options.code}` passes "
           "(its first fixture fails now; pin the real column and message, then `--update-snapshots`), "
-          "fill in the docstring's TODOs, then run `python -m gradlint.docs > docs/rules.md` "
-          "and `python -m gradlint.docs --readme` (CONTRIBUTING, \"Adding a rule\")")
+          "fill in the docstring's TODOs, then run `python -m gradlint.docs > docs/rules.md`, "
+          "`python -m gradlint.docs --readme` and `python -m gradlint.docs --catalog` "
+          "(CONTRIBUTING, \"Adding a rule\")")
     return 0
 
 

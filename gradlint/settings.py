@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Optional, Sequence, Tuple
 
-from gradlint.rule import all_rules
+from gradlint.rule import rule_catalog
 
 
 class SelectionError(ValueError):
@@ -26,7 +26,7 @@ def selector_prefix(selector: str) -> str:
 def expand_selector(selector: str) -> FrozenSet[str]:
     """`ALL`, a full code, or a code prefix such as `GL4` (or `GL4*`) -> the codes it names."""
     prefix = selector_prefix(selector)
-    codes = all_rules()
+    codes = rule_catalog()
     matched = frozenset(code for code in codes if code.startswith(prefix))
     if not matched or not selector.strip() or not (prefix.startswith("GL") or prefix == ""):
         raise SelectionError(f"unknown rule code or prefix {selector.strip()!r} "
@@ -45,12 +45,12 @@ def resolve_selection(select: Optional[Sequence[str]], extend_select: Sequence[s
 def resolve_layers(layers: Sequence[SelectionLayer]) -> FrozenSet[str]:
     """Apply (select, extend-select, ignore) layers in order, the configuration file's
     first and the command line's last: a layer's `select` replaces what came before."""
-    enabled = {code for code, rule in all_rules().items() if rule.default_enabled}
+    enabled = {code for code, rule in rule_catalog().items() if rule.default_enabled}
     for select, extend_select, ignore in layers:
         if select is not None:
             # A file that cannot be parsed is reported whatever rules are selected; only
             # `ignore` (or per-file-ignores) turns that off.
-            enabled = {code for code in enabled if all_rules()[code].kept_by_select}
+            enabled = {code for code in enabled if rule_catalog()[code].kept_by_select}
             for selector in select:
                 enabled |= expand_selector(selector)
         for selector in extend_select:

@@ -241,12 +241,12 @@ def unused(suppressions: LineSuppressions, text: str) -> List[Diagnostic]:
 def _audited(written: str) -> bool:
     """Whether a written code is ours and judged: another tool's code is not, nor one that
     names only what the engine reports (syntax and internal errors)."""
-    from gradlint.rule import all_rules, engine_codes
+    from gradlint.rule import engine_codes, rule_catalog
 
     prefix = selector_prefix(written)
     if prefix and not prefix.startswith("GL"):
         return False
-    named = [code for code in all_rules() if code.startswith(prefix)]
+    named = [code for code in rule_catalog() if code.startswith(prefix)]
     # The engine reports those only when it parses the file, or about itself: a comment
     # naming only them is never judged unused.
     return not named or any(code not in engine_codes() for code in named)

@@ -9,7 +9,7 @@ import inspect
 import pkgutil
 from dataclasses import dataclass, field
 from collections import Counter
-from typing import ClassVar, Dict, List, TextIO
+from typing import ClassVar, Dict, List, TextIO, Tuple
 
 from gradlint.diagnostics import Finding
 
@@ -108,6 +108,7 @@ def cell_place(finding: Finding) -> str:
 
 @functools.lru_cache(maxsize=1)
 def reporters() -> Dict[str, type]:
+    """Every format's reporter, by format name (importing them all)."""
     found = {}
     for module_info in pkgutil.iter_modules(__path__, __name__ + "."):
         module = importlib.import_module(module_info.name)
@@ -116,3 +117,29 @@ def reporters() -> Dict[str, type]:
                     and value.__module__ == module.__name__):
                 found[value.format_name] = value
     return dict(sorted(found.items()))
+
+
+@functools.lru_cache(maxsize=1)
+def _formats() -> Dict[str, Tuple[str, str]]:
+    """format name -> (module, class) of its reporter: from `gradlint.catalog` when it records
+    the modules of this package, else from importing them (a format added since)."""
+    from gradlint import catalog
+
+    if reporter_modules() == catalog.REPORTER_MODULES:
+        return {name: (module, class_name) for name, module, class_name in catalog.REPORTERS}
+    return {name: (reporter.__module__, reporter.__qualname__) for name, reporter in reporters().items()}
+
+
+def reporter_modules() -> Tuple[str, ...]:
+    """The modules of this package on disk (not imported)."""
+    return tuple(sorted(info.name for info in pkgutil.iter_modules(__path__, __name__ + ".")))
+
+
+def format_names() -> Tuple[str, ...]:
+    return tuple(_formats())
+
+
+def reporter_for(format_name: str) -> type:
+    """The reporter of one format, importing only its module."""
+    module, class_name = _formats()[format_name]
+    return getattr(importlib.import_module(module), class_name)

@@ -51,8 +51,8 @@ def install_rules(monkeypatch, *rules) -> None:
     """Make `rules` known to a run, as if they were modules of gradlint.rules."""
     import gradlint.engine
     import gradlint.settings
-    from gradlint.rule import all_rules
+    from gradlint.rule import CatalogedRule, rule_catalog
 
-    known = dict(all_rules(), **{rule.code: rule for rule in rules})
-    monkeypatch.setattr(gradlint.engine, "all_rules", lambda: known)
-    monkeypatch.setattr(gradlint.settings, "all_rules", lambda: known)
+    known = dict(rule_catalog(), **{rule.code: CatalogedRule.of(rule) for rule in rules})
+    monkeypatch.setattr(gradlint.engine, "rule_catalog", lambda: known)
+    monkeypatch.setattr(gradlint.settings, "rule_catalog", lambda: known)
