@@ -2,15 +2,15 @@
 
 Rules yield `Diagnostic`s (character offsets into the decoded source, no code or
 path); the engine stamps each one into a `Finding` with the rule's identity and
-1-based line/column positions.
+1-based line/column positions. The values are named tuples: immutable, and cheap to define
+(a run imports this module whatever it checks) and to make.
 """
 from __future__ import annotations
 
 import bisect
 import enum
 import re
-from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -30,8 +30,7 @@ class Severity(str, enum.Enum):
     INFO = "info"  # advice (performance)
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):
     """Replace source[start:end] (character offsets) with `replacement`."""
 
     start: int
@@ -39,8 +38,7 @@ class Edit:
     replacement: str
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     edits: Tuple[Edit, ...]
     safety: Safety
     title: str
@@ -67,8 +65,7 @@ def quoted(code: str) -> str:
     return text if len(text) <= _QUOTED_LIMIT else text[:_QUOTED_LIMIT - 3] + "..."
 
 
-@dataclass(frozen=True)
-class Related:
+class Related(NamedTuple):
     """A place that explains a finding (where the value was made, the call that carried
     it): a span of the same source and a short note, or (`path` set) of another file, with
     its positions there."""
@@ -80,8 +77,7 @@ class Related:
     positions: Optional[Tuple["Position", "Position"]] = None  # with `path`: (start, end)
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(NamedTuple):
     """What a rule reports: a span of the source, a message, an optional fix, and the
     places that explain it."""
 
@@ -95,14 +91,12 @@ class Diagnostic:
     carried_by: Tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class Position:
+class Position(NamedTuple):
     line: int  # 1-based
     column: int  # 1-based, in characters
 
 
-@dataclass(frozen=True)
-class RelatedLocation:
+class RelatedLocation(NamedTuple):
     """A `Related` place stamped with positions (within `cell` in a notebook)."""
 
     message: str
@@ -124,8 +118,7 @@ class RelatedLocation:
         return data
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     path: str
     code: str
     name: str
@@ -171,15 +164,14 @@ class Finding:
         return data
 
 
-@dataclass
 class LineIndex:
     """Maps character offsets to 1-based (line, column) and back; CR, LF and CRLF end lines."""
 
-    text: str
-    starts: list = field(init=False)
+    __slots__ = ("text", "starts")
 
-    def __post_init__(self) -> None:
-        self.starts = [0] + [match.end() for match in _LINE_END.finditer(self.text)]
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [match.end() for match in _LINE_END.finditer(text)]
 
     def position(self, offset: int) -> Position:
         offset = max(0, min(offset, len(self.text)))

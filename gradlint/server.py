@@ -405,9 +405,7 @@ def _suppress_action(uri: str, text: str, finding: Finding, positions: _Position
 
 
 def _at_offset(finding: Finding, offset: int) -> Finding:
-    import dataclasses
-
-    return dataclasses.replace(finding, start_offset=offset, end_offset=offset)
+    return finding._replace(start_offset=offset, end_offset=offset)
 
 
 def _hover_text(findings: List[Finding]) -> Optional[types.Hover]:

@@ -44,13 +44,11 @@ def may_name_our_codes(text: str) -> bool:
 
 # `ALL` only in capitals, though `noqa` and codes may be in any case: in
 # `# noqa: E241, E201  all bins` (pytorch3d) the prose "all" names no code.
+# Compiled on first use (`re` keeps them): case-folding the code classes costs more than
+# a run that reads no suppression comment does.
 _CODE = r"(?:(?-i:ALL)|[A-Za-z]+[0-9]+\*?)"
-_NOQA = re.compile(
-    rf"#\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.IGNORECASE
-)
-_FILE_NOQA = re.compile(
-    rf"#\s*gradlint:\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?", re.IGNORECASE
-)
+_NOQA = rf"(?i)#\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?"
+_FILE_NOQA = rf"(?i)#\s*gradlint:\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?"
 _NOLINT = re.compile(r"(?://|/\*)\s*NOLINT(?P<kind>NEXTLINE|BEGIN|END)?(?:\((?P<codes>[^)]*)\))?")
 _CODE_ITEM = re.compile(r"[^\s,]+")
 
@@ -119,10 +117,10 @@ def python_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
     by_line: Dict[int, List[Comment]] = {}
     if "noqa" in text or "NOQA" in text.upper():
         for line, start, comment_text in _python_comments(text, lines):
-            for match in _FILE_NOQA.finditer(comment_text):
+            for match in re.finditer(_FILE_NOQA, comment_text):
                 comments.append(Comment(start + match.start(), start + match.end(), line,
                                         _codes(text, match, start), file_wide=True))
-            for match in _NOQA.finditer(comment_text):  # never inside `# gradlint: noqa`: `#` is not followed by noqa
+            for match in re.finditer(_NOQA, comment_text):  # never inside `# gradlint: noqa`: `#` is not followed by noqa
                 comment = Comment(start + match.start(), start + match.end(), line, _codes(text, match, start))
                 comments.append(comment)
                 by_line.setdefault(line, []).append(comment)

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from gradlint.diagnostics import Finding
 from gradlint.engine import Linter
 from gradlint.frontend import language_for
 from gradlint.notebook.frontend import NOTEBOOK
@@ -275,6 +276,10 @@ class ProjectFixture(Fixture):
         return found
 
 
+class _FindingInModule(Finding):
+    """A project fixture's finding with its module (`fixture_file`)."""
+
+
 def project_findings(fixture: ProjectFixture) -> list:
     """What `gradlint check <folder>` reports, in every module; each finding knows its module
     (`fixture_file`, for the expectations and the snapshot)."""
@@ -285,8 +290,9 @@ def project_findings(fixture: ProjectFixture) -> list:
     for report in outcome.reports:
         assert report.error is None, report.error
         for finding in report.findings:
-            object.__setattr__(finding, "fixture_file", os.path.relpath(report.path, fixture.folder))
-            findings.append(finding)
+            in_module = _FindingInModule(*finding)
+            in_module.fixture_file = os.path.relpath(report.path, fixture.folder)
+            findings.append(in_module)
     return findings
 
 

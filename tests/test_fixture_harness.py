@@ -36,7 +36,7 @@ def _reporting(code):
 def test_a_replaced_message_fails_every_fixture_that_reports_it(monkeypatch, code):
     fixtures = _reporting(code)
     before = {fixture.path: findings_of(fixture) for fixture in fixtures}
-    _mutate(monkeypatch, code, lambda diagnostic: dataclasses.replace(diagnostic, message=REPLACED_MESSAGE))
+    _mutate(monkeypatch, code, lambda diagnostic: diagnostic._replace(message=REPLACED_MESSAGE))
     for fixture in fixtures:
         after = findings_of(fixture)
         # what the old harness compared is unchanged ...
@@ -52,7 +52,7 @@ def test_a_replaced_message_fails_every_fixture_that_reports_it(monkeypatch, cod
 @pytest.mark.parametrize("code", ["GL402", "GL405", "GL203"])
 def test_a_finding_moved_by_one_column_fails(monkeypatch, code):
     fixtures = _reporting(code)
-    _mutate(monkeypatch, code, lambda diagnostic: dataclasses.replace(diagnostic, start=diagnostic.start + 1))
+    _mutate(monkeypatch, code, lambda diagnostic: diagnostic._replace(start=diagnostic.start + 1))
     for fixture in fixtures:
         after = findings_of(fixture)
         problems = [problem for problem in mismatches(fixture.expected(), after) if problem.startswith("missing")]

@@ -6,7 +6,6 @@ rule on every fixture, notebook and golden fixed file (so a rule firing on anoth
 fixture counts too), and the notes under each finding as well as the finding itself."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 
@@ -60,7 +59,7 @@ def test_a_long_message_is_caught(monkeypatch):
     original = rule.check
 
     def check(self, language, parsed):
-        return [dataclasses.replace(diagnostic, message=diagnostic.message + " (" + "x" * MESSAGE_LIMIT + ")")
+        return [diagnostic._replace(message=diagnostic.message + " (" + "x" * MESSAGE_LIMIT + ")")
                 for diagnostic in original(self, language, parsed)]
 
     monkeypatch.setattr(rule, "check", check)

@@ -208,7 +208,6 @@ def test_sarif_uri_of_a_path_with_spaces_is_percent_encoded():
 
 def test_display_only_fixes_are_not_offered_as_sarif_fixes():
     fix = Fix((Edit(44, 44, "(False)"),), Safety.DISPLAY_ONLY, "Call it with a mode")
-    finding = synthetic()
-    finding = Finding(**{**finding.__dict__, "fix": fix})
+    finding = synthetic()._replace(fix=fix)
     result = json.loads(render("sarif", [FileReport("m.py", findings=[finding])], unsafe_fixes=True))
     assert "fixes" not in result["runs"][0]["results"][0]
