@@ -25,6 +25,9 @@ RULES = (
     ('GL407', 'set-grad-enabled-as-scope', 'gradlint.rules.gl407_set_grad_enabled_as_scope', 'SetGradEnabledAsScope', ('python',), False, False, None, False, {'python': ('\\bset_grad_enabled\\b',)}),
     ('GL999', 'internal-error', 'gradlint.rules.gl999_internal_error', 'InternalErrorRule', (), True, False, 'internal-error', False, {}),
 )
+# checksum of the files these were read from (`gradlint.rule.rule_sources`): another
+# makes a run walk the rules instead
+RULE_SOURCES = 2672496140
 
 # (extension, module, name of its Language)
 LANGUAGES = (

@@ -115,7 +115,7 @@ def catalog_source() -> str:
     format), so that a run imports only those it uses; tests/test_catalog.py holds it current."""
     from gradlint.frontend import walk_frontends
     from gradlint.reporters import reporter_modules, reporters
-    from gradlint.rule import CatalogedRule
+    from gradlint.rule import CatalogedRule, rule_sources
 
     def rows(records) -> str:
         return "".join(f"    {record!r},\n" for record in records)
@@ -131,7 +131,10 @@ def catalog_source() -> str:
         'seen on disk, and the walk is used instead; tests/test_catalog.py fails while it is stale."""\n\n'
         "# (code, name, module, class, languages, default_enabled, kept_by_select, engine_reports,\n"
         "#  follows_imports, prefilter patterns by language): gradlint.rule.CatalogedRule\n"
-        f"RULES = (\n{rows(rules)})\n\n"
+        f"RULES = (\n{rows(rules)})\n"
+        "# checksum of the files these were read from (`gradlint.rule.rule_sources`): another\n"
+        "# makes a run walk the rules instead\n"
+        f"RULE_SOURCES = {rule_sources()[1]!r}\n\n"
         "# (extension, module, name of its Language)\n"
         f"LANGUAGES = (\n{rows(languages)})\n\n"
         "# (format, module, reporter class)\n"

@@ -21,6 +21,7 @@ import os
 import pkgutil
 import re
 import sys
+import zlib
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Dict, FrozenSet, Iterable, Mapping, Optional, Tuple, Union
 
@@ -284,22 +285,45 @@ class CatalogedRule:
         return self._loaded
 
 
+def rule_sources() -> Tuple[Tuple[str, ...], Optional[int]]:
+    """The rule modules on disk (found, not imported), and a checksum of what the catalog
+    records of them is read from: each module's file (a package's `__init__.py`, with the
+    names of the modules beside it) and the contract's defaults (this file). None when a
+    file cannot be read."""
+    import gradlint.rules as package
+
+    modules, checksum = [], 0
+    try:
+        for folder in package.__path__:
+            for entry in sorted(os.listdir(folder)):
+                name = entry[:-3] if entry.endswith(".py") else entry
+                package_file = os.path.join(folder, entry, "__init__.py")
+                if not name.isidentifier() or name.startswith("_") or not (
+                        entry.endswith(".py") or os.path.isfile(package_file)):
+                    continue
+                modules.append(f"{package.__name__}.{name}")
+                if not entry.endswith(".py"):
+                    beside = sorted(part for part in os.listdir(os.path.join(folder, entry)) if part.endswith(".py"))
+                    checksum = zlib.crc32(" ".join(beside).encode(), checksum)
+                with open(os.path.join(folder, entry) if entry.endswith(".py") else package_file, "rb") as handle:
+                    checksum = zlib.crc32(handle.read(), checksum)
+        with open(__file__, "rb") as handle:
+            checksum = zlib.crc32(handle.read(), checksum)
+    except OSError:
+        return tuple(modules), None
+    return tuple(modules), checksum
+
+
 @functools.lru_cache(maxsize=1)
 def rule_catalog() -> Dict[str, CatalogedRule]:
     """Every rule by code, read from `gradlint.catalog` without importing the rules; when the
-    rule modules on disk are not the ones it records (a rule added or removed since it was
-    written: tests/test_catalog.py says so), from walking the package as `all_rules` does."""
+    rule modules on disk are not the ones it was written from (a rule added, removed or
+    edited since: tests/test_catalog.py says so), from walking the package as `all_rules` does."""
     from gradlint import catalog
-    import gradlint.rules as package
 
-    on_disk = set()
-    for folder in package.__path__:
-        for entry in os.listdir(folder):
-            name = entry[:-3] if entry.endswith(".py") else entry
-            if name.isidentifier() and not name.startswith("_") and (
-                    entry.endswith(".py") or os.path.isfile(os.path.join(folder, entry, "__init__.py"))):
-                on_disk.add(f"{package.__name__}.{name}")
-    if on_disk == {record[2] for record in catalog.RULES}:
+    modules, checksum = rule_sources()
+    if checksum is not None and checksum == catalog.RULE_SOURCES and \
+            set(modules) == {record[2] for record in catalog.RULES}:
         return {record[0]: CatalogedRule(*record) for record in catalog.RULES}
     return {code: CatalogedRule.of(rule) for code, rule in all_rules().items()}
 

@@ -75,3 +75,18 @@ def test_a_rule_module_the_catalog_lacks_is_found_by_the_walk(tmp_path):
     (copy / "rules" / "gl408_copy.py").write_text(added)
     listed = _run("from gradlint.rule import rule_catalog\nprint(sorted(rule_catalog()))", str(tmp_path))
     assert "'GL408'" in listed and "'GL407'" in listed
+
+
+def test_a_rule_edited_since_the_catalog_was_written_is_read_from_its_module(tmp_path):
+    """A prefilter changed without regenerating the catalog: the run reads the rule itself."""
+    import shutil
+
+    copy = tmp_path / "gradlint"
+    shutil.copytree(os.path.join(ROOT, "gradlint"), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    module = copy / "rules" / "gl407_set_grad_enabled_as_scope.py"
+    source = module.read_text()
+    edited = source.replace('prefilter = r"\\bset_grad_enabled\\b"', 'prefilter = r"\\bset_grad_enabled_edited\\b"')
+    assert edited != source
+    module.write_text(edited)
+    listed = _run("from gradlint.rule import rule_catalog\nprint(rule_catalog()['GL407'].prefilters)", str(tmp_path))
+    assert "set_grad_enabled_edited" in listed
