@@ -2,7 +2,7 @@
 # did: packing ran under inference_mode and allocated the packed weight there, then handed blocks to a ThreadPoolExecutor whose workers wrote into it; the worker threads were not in inference mode
 # rule: GL403
 # error: RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
