@@ -76,6 +76,7 @@ class InferenceFlow:
         self._cache_effects: Dict[int, State] = {}  # a function -> what it leaves in them under the mode
         self.region_exits: Dict[ast.AST, State] = {}  # With -> state when it ends
         self.events: List[FlowEvent] = []
+        self.conversions: set = set()  # ids of the module conversions under the mode (`conversions`)
         self._fresh: Dict[int, Optional[Taint]] = {}
         self._effects: Dict[int, State] = {}  # a function -> the `self.` attributes it leaves under the mode
         self._class_of = {id(function): klass for function, klass in self._scope_list}

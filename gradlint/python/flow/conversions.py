@@ -22,8 +22,10 @@ from gradlint.python.flow.values import Kind, State, Taint
 from gradlint.python.outline import nodes_in
 
 
-def is_module_conversion(outline, node: ast.AST) -> bool:
-    """`m.half()`, `m.bfloat16()`, `m.double()`, `m.to(torch.float16)`: a dtype other than float32."""
+def is_module_conversion(outline, node: ast.AST, converting=None) -> bool:
+    """`m.half()`, `m.bfloat16()`, `m.double()`, `m.to(torch.float16)`: a dtype other than
+    float32 (`converting(argument)`, when given, says so of an argument that is not written
+    out: `converting_dtype`)."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
         return False
     method = node.func.attr
@@ -32,7 +34,52 @@ def is_module_conversion(outline, node: ast.AST) -> bool:
     if method != "to":
         return False
     arguments = positional(node) + [item.value for item in node.keywords if item.arg == "dtype"]
-    return any(qualified_name(outline, argument) in torch_api.CONVERTING_DTYPES for argument in arguments)
+    return any(qualified_name(outline, argument) in torch_api.CONVERTING_DTYPES
+               or (converting is not None and converting(argument)) for argument in arguments)
+
+
+def converting_dtype(flow, expression: ast.AST, function, klass: Optional[str], depth: int = 0) -> bool:
+    """Whether `expression` surely holds a dtype of `CONVERTING_DTYPES` where `function` runs:
+    written out, a parameter whose default is one and which every call of the function in
+    this module leaves out or fills with one, or `self.x` that every method of the class
+    sets so (`self.dtype = dtype` in `__init__(self, model, dtype=torch.float64)`)."""
+    if qualified_name(flow.outline, expression) in torch_api.CONVERTING_DTYPES:
+        return True
+    if depth > 2 or function is None:
+        return False
+    if isinstance(expression, ast.Name):
+        return _parameter_converting(flow, expression.id, function, klass, depth)
+    if isinstance(expression, ast.Attribute) and isinstance(expression.value, ast.Name) and \
+            expression.value.id == "self" and klass is not None:
+        bound = flow.receivers.self_bindings(klass).get("self." + expression.attr, ())
+        return bool(bound) and all(not element and converting_dtype(flow, value, where, klass, depth + 1)
+                                   for value, where, element in bound)
+    return False
+
+
+def _parameter_converting(flow, name: str, function, klass: Optional[str], depth: int) -> bool:
+    arguments = function.args
+    params = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)]
+    if name not in params or any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+                                 for node in ast.walk(function)):
+        return False
+    defaults = dict(zip(reversed(params), reversed(arguments.defaults)))
+    if name not in defaults or not converting_dtype(flow, defaults[name], None, None):
+        return False
+    sites = flow.contexts.call_sites(function)
+    if not sites:
+        return False
+    for scope, call in sites:
+        if any(isinstance(argument, ast.Starred) for argument in call.args) or any(
+                item.arg is None for item in call.keywords):
+            return False
+        filled = dict(zip(flow.call_parameters(call, function), call.args))
+        filled.update((item.arg, item.value) for item in call.keywords)
+        if name in filled:
+            scope_function = None if scope is flow.outline.module else scope
+            if not converting_dtype(flow, filled[name], scope_function, flow.class_of(scope), depth + 1):
+                return False
+    return True
 
 
 def converts_dtype(outline, call: ast.Call) -> bool:
@@ -103,19 +150,26 @@ class ModuleConversions:
         """Under the mode: a module (or a parameter, then surely a module) converted in place
         by a statement that drops the result."""
         for node in discarded_calls(statement):
-            if not is_module_conversion(self.outline, node):
+            if not is_module_conversion(self.outline, node, self._converting_argument):
                 continue
+            self.flow.conversions.add(id(node))
             receiver = node.func.value
             key = dotted(receiver)
             if key is None:
                 continue
             held: Optional[Taint] = state.get(key)
+            conversion = Taint(node, Kind.MODULE, region=self.region, binding=self.statement)
             if held is not None and held.param is not None:
                 if self.function is not None and not self.hypothetical:
-                    self.summary.converts.setdefault(held.param, Taint(
-                        node, Kind.MODULE, region=self.region, binding=self.statement))
-            elif held is None and key in self.module_typed:
-                state[key] = Taint(node, Kind.MODULE, region=self.region, binding=self.statement)
+                    self.summary.converts.setdefault(held.param, conversion)
+            elif (held is None or held.origin is node) and key in self.module_typed:  # (the last pass's own)
+                state[key] = conversion
+                if key.startswith("self.") and self.klass is not None and not self.hypothetical:
+                    # a method converting what the instance holds: the caller's object (`engine.model`)
+                    self.summary.converts.setdefault(key, conversion)
+
+    def _converting_argument(self, argument: ast.AST) -> bool:
+        return converting_dtype(self.flow, argument, self.function, self.klass)
 
     def converted_state_tensor(self, call: ast.Call, receiver: Optional[Taint]) -> Optional[Taint]:
         """Under the mode: a module's own tensor (a buffer or parameter of `self`, `lin.weight`,
@@ -160,17 +214,31 @@ class ModuleConversions:
             held = state.get(key) if key is not None else None
             if held is not None and held.param is not None:
                 self.summary.converts.pop(held.param, None)  # the function converts it back itself
-            elif held is not None and held.kind is Kind.MODULE and is_module_conversion(self.outline, held.origin):
+            elif held is not None and held.kind is Kind.MODULE and (id(held.origin) in self.flow.conversions
+                                                                 or is_module_conversion(self.outline, held.origin)):
                 del state[key]
 
     def converted_by_calls(self, call: ast.Call, summary, state: State) -> None:
-        """`validate(model)` whose function converts its parameter under the mode."""
+        """`validate(model)` whose function converts its parameter under the mode, and
+        `engine.infer(x)` whose method converts what the instance holds (`self.model`): then
+        also the object its constructor was given (`engine = Engine(model)`)."""
         params = self.flow.call_parameters(call, self.callee(call))
-        passed = list(zip(params, call.args)) + [(item.arg, item.value) for item in call.keywords]
-        for name, argument in passed:
-            key = dotted(argument)
-            if name in summary.converts and key is not None:
-                held = state.get(key)
+        passed = dict(zip(params, call.args))
+        passed.update((item.arg, item.value) for item in call.keywords)
+        for name, conversion in summary.converts.items():
+            root, _, path = name.partition(".")
+            if root == "self":
+                argument = call.func.value if isinstance(call.func, ast.Attribute) else None
+            else:
+                argument = passed.get(root)
+            base = dotted(argument) if argument is not None else None
+            if base is None:
+                continue
+            if not path:
+                held = state.get(base)
                 if held is not None and held.param is not None and self.function is not None and not self.hypothetical:
-                    self.summary.converts.setdefault(held.param, summary.converts[name])  # the callers' module too
-                state[key] = summary.converts[name]
+                    self.summary.converts.setdefault(held.param, conversion)  # the callers' module too
+            state[f"{base}.{path}" if path else base] = conversion
+            given = self.constructor_argument(base, path) if path else None
+            if given is not None:
+                state[given] = conversion

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Optional
 
 from gradlint.python.flow import knowledge as torch_api
+from gradlint.python.flow.objects import constructor_stores
 from gradlint.python.flow.syntax import dotted, is_true, keyword, positional, qualified_name
 from gradlint.python.flow.values import Kind, Shape, State, Taint, element_of
 
@@ -89,6 +90,8 @@ class ValueRules:
             held = [taint for element in elements for taint in [self.value(element, state)] if taint is not None]
             # a value made here rather than one passed in: what the caller passes is not the display's own
             taint = next((taint for taint in held if taint.param is None), held[0] if held else None)
+            if taint is not None and all(part.kind is Kind.MODULE for part in held):
+                return taint  # `[model]`: what is taken out of it, or iterated, is a module
             return None if taint is None else replace(taint, kind=Kind.CONTAINER, origin=expression)
         if isinstance(expression, (ast.ListComp, ast.GeneratorExp)) and self.in_inference:
             if isinstance(expression.elt, (ast.Call, ast.BinOp)):
@@ -109,7 +112,29 @@ class ValueRules:
             return replace(base, bypass=True)
         if attribute in torch_api.MODULE_TENSOR_ATTRIBUTES and base.kind is Kind.MODULE:
             return replace(base, kind=Kind.TENSOR, certain=True)
+        return self._module_part(expression, base)
+
+    def _module_part(self, expression: ast.Attribute, base: Taint) -> Optional[Taint]:
+        """`model.encoder` of a module whose parameters are inference tensors: its submodules'
+        parameters are among them (§1b), unless its class stores there what its constructor
+        was given (`self.base = base`, made elsewhere); a conversion converts them all. Of a
+        parameter (`layer.lora_A`, `layer.head.weight`): a part of what the caller passes,
+        so what the function does to it, it does to a module passed in (`of_module`)."""
+        if base.bypass or base.kind not in (Kind.MODULE, Kind.UNKNOWN):
+            return None
+        if base.param is not None:
+            if expression.attr in torch_api.MODULE_TENSOR_ATTRIBUTES:
+                return replace(base, kind=Kind.TENSOR, certain=True, of_module=True)
+            return replace(base, kind=Kind.MODULE, of_module=True)
+        if base.kind is Kind.MODULE and not self._given_to_constructor(base.origin, expression.attr):
+            return base
         return None
+
+    def _given_to_constructor(self, origin: ast.AST, attribute: str) -> bool:
+        """`Cls(...)` whose `__init__` stores one of its parameters in `self.<attribute>`."""
+        if not (isinstance(origin, ast.Call) and isinstance(origin.func, ast.Name) and origin.func.id in self.flow.classes):
+            return False
+        return attribute in constructor_stores(self.flow, origin.func.id)
 
     def _arithmetic_value(self, expression: ast.AST, state: State) -> Optional[Taint]:
         """`a * b` under the mode: a new inference tensor when an operand may be a tensor."""

@@ -23,7 +23,7 @@ import ast
 from dataclasses import replace
 from typing import Dict, FrozenSet, Optional
 
-from gradlint.python.flow.syntax import dotted, target_names
+from gradlint.python.flow.syntax import all_parameter_names, dotted, target_names
 from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse
 from gradlint.python.outline import nodes_in
 
@@ -108,10 +108,47 @@ def class_of_value(flow, value: ast.AST) -> Optional[str]:
     return None
 
 
+def constructor_stores(flow, klass: str) -> Dict[str, str]:
+    """`{attribute: parameter}` for what `klass`'s constructor stores of what it was given
+    (`self.model = model` in `__init__`): the instance holds the caller's object there."""
+    memo = flow.__dict__.setdefault("_constructor_stores", {})
+    found = memo.get(klass)
+    if found is None:
+        found = memo[klass] = {}
+        initializer = flow.receivers.method_of(klass, "__init__")
+        params = set(all_parameter_names(initializer)) - {"self"} if initializer is not None else ()
+        for node in nodes_in(list(initializer.body) if initializer is not None else []):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params:
+                for target in node.targets:
+                    key = dotted(target) or ""
+                    if key.startswith("self.") and key.count(".") == 1:
+                        found[key[len("self."):]] = node.value.id
+    return found
+
+
 class ObjectRules:
     def constructed_class(self, value: ast.AST) -> Optional[str]:
         """The class `value` makes an instance of (`class_of_value`)."""
         return class_of_value(self.flow, value)
+
+    def constructor_argument(self, base: str, attribute: str) -> Optional[str]:
+        """The name whose object `base.<attribute>` holds, when `base` is bound once here, to
+        `Cls(...)` whose constructor stores what it was given there (`constructor_stores`):
+        `engine = Engine(model)` makes `engine.model` the caller's `model`."""
+        if "." in base:
+            return None
+        bound = self.flow.receivers.bindings_in(self.function).get(base, ())
+        if len(bound) != 1 or bound[0][2] or not isinstance(bound[0][0], ast.Call):
+            return None
+        call = bound[0][0]
+        klass = call.func.id if isinstance(call.func, ast.Name) and call.func.id in self.flow.classes else None
+        parameter = constructor_stores(self.flow, klass).get(attribute) if klass is not None else None
+        initializer = self.flow.receivers.method_of(klass, "__init__") if parameter is not None else None
+        if initializer is None or any(isinstance(argument, ast.Starred) for argument in call.args):
+            return None
+        passed = dict(zip(self.flow.call_parameters(call, initializer), call.args))
+        passed.update((item.arg, item.value) for item in call.keywords)
+        return dotted(passed[parameter]) if parameter in passed else None
 
     def seed_module_caches(self, state: State) -> None:
         """The module's dicts and lists hold what functions put in them under the mode, for

@@ -103,6 +103,14 @@ class Receivers:
             found = self._bindings[id(function)] = _bindings_in(body, function)
         return found
 
+    def bindings_in(self, function: Optional[ast.AST]) -> Dict[str, List[_Binding]]:
+        """name -> (value, function, whether an element of it) for each assignment of it there."""
+        return self._bindings_of(function)
+
+    def self_bindings(self, klass: str) -> Dict[str, List[_Binding]]:
+        """`self.x` -> (value, method, whether an element of it) for each assignment of it."""
+        return self._bindings_of_class(klass)
+
     def _bindings_of_class(self, klass: str) -> Dict[str, List[_Binding]]:
         """`self.x` -> what the class's methods (and its bases' in this module) bind it to."""
         found = self._class_bindings.get(klass)

@@ -190,6 +190,9 @@ class Sinks:
             argument = first_argument(call, "requires_grad")
             if argument is None or is_true(argument):
                 self.event("requires_grad", call, subject, receiver)
+                if receiver.param is not None and receiver.kind is Kind.UNKNOWN and not receiver.of_module:
+                    # what the function is passed may be a module: it sets each of its parameters
+                    self.event("requires_grad", call, subject, replace(receiver, of_module=True))
         elif receiver.kind.may_be_module and method in torch_api.MODULE_TRAINING_METHODS:
             if method != "train" or not call.args or is_true(call.args[0]):
                 self.event("train_module", call, subject, receiver)

@@ -154,7 +154,10 @@ class InferenceTensorMutatedOutside(Rule):
       `forward`) is followed when the assignments of this module show the object's class;
       one bound through a function's return, `getattr` or another module is not. An
       attribute set from outside the class (`layer.cache = Cache(...)`) counts as one its
-      methods set.
+      methods set. An object holds what its constructor stored of its arguments
+      (`Engine(model)` with `self.model = model`): a method that converts `self.model` under
+      the mode converts the caller's `model`, when the object's name is bound once in that
+      scope; other aliases of one object under two names are not followed.
     - Python: a module's own tensor (a registered buffer, an `nn.Parameter`, `lin.weight`, a
       parameter of a module passed in) converted under the mode to a dtype the code reads
       from elsewhere (`buf.to(x.dtype)`, `t.to(saved_dtypes[k])`, `t.type_as(x)`) is taken

@@ -19,7 +19,11 @@ class InferenceTensorRequiresGrad(Rule):
     `module.load_state_dict(state, assign=True)` where `x` or `state` was made inside
     `with torch.inference_mode():` or returned by a same-module function decorated with
     `@torch.inference_mode()`; the value is followed as GL201 follows it (aliases, views,
-    containers, attributes, same-module calls).
+    containers, attributes, same-module calls). A module whose parameters are inference
+    tensors (built under the mode, or converted there: `m.half()`, `m.to(dtype)` with a
+    dtype the code shows, also one kept in `self.dtype` from a constructor's default) is
+    reported on `m.requires_grad_()`, also of a submodule (`m.head.requires_grad_()`), of a
+    list of such modules iterated, or inside a helper it is passed to.
 
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §7a): both calls raise `c10::Error:
@@ -83,6 +87,10 @@ class InferenceTensorRequiresGrad(Rule):
     ## Known limitations
     - The value is followed as GL201 follows it, with the same limits (in Python across the
       checked modules by their summaries; in C++ one function read in text order).
+    - Python: a submodule of a module built under the mode is taken to be built there too,
+      unless its class stores there what its constructor was given (`self.base = base`); a
+      helper's `x.part.requires_grad_()` is taken to reach the module passed in whatever
+      `part` is.
     - C++: only `v.requires_grad_()` and `v.set_requires_grad(true)` count; registering the
       tensor as a parameter (`register_parameter("w", v)`) is not seen.
 

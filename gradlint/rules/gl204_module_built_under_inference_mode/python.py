@@ -14,10 +14,11 @@ def check(file):
     if outline is None:
         return
     first_use = {}
-    for event in sorted(inference_flow(outline).events_of("train_module"), key=lambda e: outline.span(e.node)):
+    flow = inference_flow(outline)
+    for event in sorted(flow.events_of("train_module"), key=lambda e: outline.span(e.node)):
         first_use.setdefault(id(event.taint.origin), event)  # one finding per module
     for event in first_use.values():
-        converted = is_conversion(outline, event.taint.origin)
+        converted = id(event.taint.origin) in flow.conversions or is_conversion(outline, event.taint.origin)
         yield Diagnostic(
             *outline.span(event.taint.origin),
             f"module `{snippet(outline, event.subject)}` {'converted' if converted else 'built'} under inference mode "
