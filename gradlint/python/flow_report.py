@@ -38,10 +38,10 @@ def origin_of(outline, taint: Taint) -> str:
     # a value made in a function that the region calls: the region is a related location
     if taint.region is not None and contains(taint.region.owner, where):
         guard = snippet(outline, taint.region.guard.node)
-        if taint.region.is_decorator:
-            return f"made in `@{guard}` `{taint.region.owner.name}()`, {outline.place_of(where)}"
         if guard in ("torch.inference_mode()", "inference_mode()"):
             guard = "inference_mode()"  # the usual spelling: the shortest name that says it
+        if taint.region.is_decorator:
+            return f"`@{guard}` `{taint.region.owner.name}()`, {outline.place_of(where)}"
         return f"`{guard}`, {outline.place_of(where)}"
     return f"inference mode, {outline.place_of(where)}"
 
