@@ -236,9 +236,13 @@ class Sinks:
                          saved: Optional[Tuple[int, ...]] = None) -> None:
         """`a * b`, `a @ b`, `torch.mul(a, b)` with an inference operand in training code (§1,
         §1e): one of the `saved` operands (all when None) is a tracked tensor and another
-        operand may require grad."""
-        if self.in_inference or not self.trains or len(operands) < 2:
+        operand may require grad; outside training code, a module's weight (`lin.weight`)
+        where the code shows grad mode on."""
+        if self.in_inference or len(operands) < 2:
             return
+        needs_grad = not self.trains
+        if needs_grad and not any(self._module_tensor(operand) for operand in operands):
+            return  # outside training code only a module's weight is known to require grad
         taints = [self.value(operand, state) for operand in operands]
         for index, (operand, taint) in enumerate(zip(operands, taints)):
             if taint is None or not taint.kind.may_be_tensor or (saved is not None and index not in saved):
@@ -246,9 +250,9 @@ class Sinks:
             # the other operand: an ordinary value (a parameter counts) that may require grad
             others = [other for other, other_taint in zip(operands, taints)
                       if other is not operand and (other_taint is None or other_taint.param is not None)
-                      and not is_literal(other)]
+                      and not is_literal(other) and (not needs_grad or self._module_tensor(other))]
             if others:
-                self.event("save", node, operand, taint)
+                self.event("save", node, operand, taint, needs_grad=needs_grad)
                 if taint.param is None:
                     return  # reported; a parameter's use is recorded for each saved one
 

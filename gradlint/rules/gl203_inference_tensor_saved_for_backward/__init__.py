@@ -34,7 +34,8 @@ class InferenceTensorSavedForBackward(Rule):
     `nn.LayerNorm`, ...: torch-semantics §1e) where the code shows grad mode on: the module's
     top level, or a function every call of which in the file runs with grad on, outside any
     guard other than `enable_grad` (the layer's weights require grad, so it saves the input
-    in a plain forward too).
+    in a plain forward too); there also an op of the products above with a module's weight
+    as the other operand (`F.linear(t, head.weight)`).
 
     A lazy cache counts too: a module of the file that fills `self.x` on first use, behind
     a check of its own state (`if self.grid is None: self.grid = ...`), when the file runs
