@@ -224,6 +224,25 @@ CASES = {
         b = load({"frozen": False})
         b.weight.add_(1)
         """, []),
+    "work handed to another thread runs with the mode off": ("""
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+        import torch
+        def fit(features, w):
+            return (features * w).sum()
+        def bump(features):
+            features.add_(1)
+        def serve(w, pool_from_caller):
+            with torch.inference_mode(), ThreadPoolExecutor() as pool:
+                features = torch.ones(3)
+                pool.submit(fit, features, w)
+                threading.Thread(target=bump, args=(features,)).start()
+                pool_from_caller.submit(bump, features)
+                threading.Thread(target=bump, args=[features.clone()]).start()
+        def train(w):
+            loss = fit(torch.ones(3), w)
+            loss.backward()
+        """, [("mutate", 12), ("save", 11)]),  # at the hand-offs; raised inside `bump` and `fit`
 }
 
 
@@ -330,6 +349,36 @@ TYPE_EVIDENCE = {
             loss = model.forward_train(None, x).sum()
             loss.backward()
         """, [("save", 7)]),  # at the call that passes it, naming `self.decode(h)` inside
+    "an operator under the mode on a tensor the bindings show is one makes an inference tensor": ("""
+        import torch
+        class Tracker:
+            def __init__(self, n):
+                self.steps = torch.zeros(n)
+                self.count = 0
+                self.mixed = torch.ones(n)
+            def update(self, limit):
+                self.done = self.steps >= limit
+                self.flipped = -self.steps
+                self.over = self.count >= limit
+                self.either = self.mixed | self.mixed
+            def forget(self):
+                self.mixed = None
+            def reset(self, rows):
+                self.done[rows] = False
+                self.flipped += 1
+                self.over += 1
+                self.either[rows] = False
+        def run(tracker):
+            with torch.inference_mode():
+                tracker.update(3)
+                local = torch.ones(2)
+                mask = local > 0
+                is_none = local == None
+            tracker.reset([0])
+            mask[0] = False
+            is_none += 1
+        run(Tracker(2))
+        """, [("mutate", 15), ("mutate", 16), ("mutate", 26)]),
 }
 
 

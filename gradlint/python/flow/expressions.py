@@ -11,7 +11,8 @@ from typing import Optional
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.objects import constructor_stores
-from gradlint.python.flow.syntax import dotted, is_true, keyword, positional, qualified_name
+from gradlint.python.flow.tensor_types import makes_tensor
+from gradlint.python.flow.syntax import dotted, is_non_number_constant, is_true, keyword, positional, qualified_name
 from gradlint.python.flow.values import Kind, Shape, State, Taint, element_of
 
 
@@ -144,13 +145,16 @@ class ValueRules:
             operands = [expression.left, expression.right]
         elif isinstance(expression, ast.Compare):
             operands = [expression.left, *expression.comparators]  # `x > 0.5`: a bool mask
+            if any(map(is_non_number_constant, operands)):
+                return None  # `x == None`, `x == "a"`: a Python bool
         else:
             operands = [expression.operand]
         found = None
         for operand in operands:
             taint = self.value(operand, state)
-            if taint is None and self._module_tensor(operand):
-                taint = self.new(operand, certain=True)  # §1c: `lin.weight + 1` under the mode
+            if taint is None and (self._module_tensor(operand) or self._typed_tensor(operand)):
+                # §1c: `lin.weight + 1`, `self.index >= n` on an ordinary tensor under the mode
+                taint = self.new(operand, certain=True)
             if taint is None and isinstance(operand, ast.Call):
                 taint = self.new(operand, certain=False)
             if taint is not None and taint.kind is not Kind.CONTAINER:
@@ -162,6 +166,14 @@ class ValueRules:
         """A parameter of a module the code shows is one (`self.proj.weight`, `base.bias`)."""
         return (isinstance(expression, ast.Attribute) and expression.attr in torch_api.MODULE_TENSOR_ATTRIBUTES
                 and dotted(expression.value) in self.module_typed)
+
+    def _typed_tensor(self, expression: ast.AST) -> bool:
+        """An ordinary tensor the code shows is one (`tensor_types`): `self.index` made by
+        `torch.zeros` in `__init__`."""
+        if isinstance(expression, ast.Constant):
+            return False
+        typed = self.tensor_typed
+        return bool(typed) and makes_tensor(self.outline, expression, typed.__contains__)
 
     def _call_value(self, call: ast.Call, state: State) -> Optional[Taint]:
         imported = self.flow.imported_function(call)

@@ -67,10 +67,24 @@ NON_TENSOR_TORCH = _table({
     "not a tensor op: seeds, files, devices, dtypes, compilers": (
         "manual_seed", "load", "save", "device", "Size", "is_tensor", "numel", "get_default_dtype",
         "compile", "jit.script", "jit.trace", "finfo", "iinfo", "dtype"),
+    "not a tensor: answers about tensors and dtypes are Python bools, dtypes and strings": (
+        "equal", "allclose", "can_cast", "result_type", "promote_types", "typename",
+        "use_deterministic_algorithms"),
 }, prefix="torch.")
 # torch namespaces whose calls make no tensor of their own.
 NON_TENSOR_TORCH_NAMESPACES = ("torch.optim.", "torch.utils.", "torch.distributions.")
 NON_TENSOR_TORCH_PREFIXES = ("is_", "get_", "set_")
+# torch namespaces of tensor functions (`F.softmax`, `torch.linalg.norm`), besides `torch.` itself.
+TENSOR_TORCH_NAMESPACES = ("torch.nn.functional.", "torch.fft.", "torch.linalg.", "torch.special.")
+
+
+def makes_tensor(qualified: str) -> bool:
+    """A torch function whose result is a tensor (§1: torch ops return tensors): a function of
+    `torch` or of a tensor namespace, not a class, a query or a guard."""
+    namespace = next((name for name in TENSOR_TORCH_NAMESPACES if qualified.startswith(name)), "torch.")
+    rest = qualified[len(namespace):] if qualified.startswith(namespace) else ""
+    return (rest[:1].islower() and "." not in rest and qualified not in NON_TENSOR_TORCH
+            and not rest.startswith(NON_TENSOR_TORCH_PREFIXES))
 # torch functions whose result aliases their first argument.
 ALIAS_TORCH = _table({
     "§1: views of inference tensors are inference tensors": (
@@ -190,6 +204,13 @@ PARAMETER_CLASSES = _table({"§1: `torch.nn.Parameter(t)` raises E_RG": (
     "torch.nn.Parameter", "torch.nn.parameter.Parameter")})
 TRAINING_FUNCTIONS = _table({"§1: backward saves and differentiates": (
     "torch.autograd.backward", "torch.autograd.grad")})
+# Work run in another thread, where inference mode is off (§3: a `threading.Thread` or a
+# `ThreadPoolExecutor.submit` started inside IM runs with IM off).
+THREAD_CLASSES = {"threading.Thread": ("target", 1), "threading.Timer": ("function", 1)}  # (keyword, position)
+THREAD_POOL_CLASSES = frozenset({
+    "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor"})
+THREAD_POOL_SUBMITS = frozenset({"submit"})  # `pool.submit(fn, *args, **kwargs)`
+THREAD_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in THREAD_CLASSES)
 OPTIMIZER_HINT = "optim"  # `optimizer.step()`, `self.optim.step()`: a training step
 
 

@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name, target_names
+from gradlint.python.flow.threads import may_hand_off
 from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, Use, element_of
 
 # Which kinds of value each event needs when the value is passed to a function that does it.
@@ -34,6 +35,9 @@ class Sinks:
         facts = self.flow.facts(expression)
         for read in facts.version_reads:
             self._version_read(read, state)
+        for node in facts.operations:
+            if isinstance(node, ast.Call) and may_hand_off(node):
+                self._hand_off(node, state)
         if self.in_inference:
             for call in facts.fills:
                 self._fill(call.func.value, call, state)
@@ -60,6 +64,18 @@ class Sinks:
             targets = {key for comprehension in facts.comprehensions for generator in comprehension.generators
                        for key in target_names(generator.target)}
             outer.update((key, taint) for key, taint in state.items() if key not in targets)
+
+    def _hand_off(self, call: ast.Call, state: State) -> None:
+        """Work handed to another thread (`threads`, §3): what it does to the values passed,
+        it does with the mode off, whatever the mode here."""
+        work = self.flow.hand_offs.work(call, self.function, self.klass)
+        if work is None:
+            return
+        saved, self.in_inference = self.in_inference, False
+        callee = self.callee(work)
+        if callee is not None:
+            self._passes_to(work, callee, state)
+        self.in_inference = saved
 
     def _version_read(self, read: ast.Attribute, state: State) -> None:
         """`t._version` of an inference tensor raises in either mode (§1: inference tensors

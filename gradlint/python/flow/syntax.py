@@ -35,6 +35,11 @@ def is_literal(node: ast.AST) -> bool:
             and isinstance(node.value, (int, float, complex, str, bytes)))
 
 
+def is_non_number_constant(node: ast.AST) -> bool:
+    """`None`, `"a"`, `b"a"`: a constant that no tensor operator takes (`t == None` is a bool)."""
+    return isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, complex))
+
+
 def positional(call: ast.Call) -> List[ast.AST]:
     """The positional arguments written out, `*args` left out."""
     return [argument for argument in call.args if not isinstance(argument, ast.Starred)]

@@ -144,6 +144,15 @@ class InferenceTensorMutatedOutside(Rule):
       `standardize_(rollout(policy))`), and a module that never enters the mode is read
       only for the functions and methods its importers pass such values to (and those they
       call in it).
+    - Python: an operator under the mode on an ordinary tensor (`self.index >= n`, `-t`,
+      `a | b`) makes an inference tensor when every binding of that tensor in the code is
+      one (a torch call, a tensor method, an operator on another such tensor: a local in its
+      function, `self.x` in the methods of its class); a name bound otherwise (a parameter, a
+      loop target, unpacking) is not taken as a tensor.
+    - Python: work handed to another thread (`pool.submit(fn, *args)` on a
+      `ThreadPoolExecutor` the code shows it made, `threading.Thread(target=fn, args=(...))`)
+      is followed as the call `fn(*args)` with the mode off (torch-semantics §3); `map`, a
+      pool passed in, `functools.partial` and lambdas as the work are not.
     - Python: a value kept in a dict and read back by key (`d["a"]`), stored with
       `setattr`/read with `getattr`, or passed through a global set in another function is
       lost; so is one returned through a chain of two or more plain wrapper functions. A

@@ -4,18 +4,17 @@ CPython's `ast` alone (no fix)."""
 import ast
 
 from gradlint.diagnostics import quoted
+from gradlint.python.flow.knowledge import THREAD_CLASSES as THREAD_TARGET  # (keyword, position) of the work
 from gradlint.python.outline import dotted_name, is_compound, literal_bool, nodes_in, statement_lines
 from gradlint.rule import screen_of
 
-THREAD_CLASSES = frozenset({"threading.Thread", "threading.Timer"})
+THREAD_CLASSES = frozenset(THREAD_TARGET)
 EXECUTOR_CLASSES = frozenset({
     "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor",
     "multiprocessing.pool.ThreadPool", "multiprocessing.dummy.Pool",
 })
 SUBMIT_METHODS = frozenset({"submit", "map", "apply", "apply_async", "map_async", "imap",
                             "imap_unordered", "starmap", "starmap_async"})
-# Where the function a thread runs is passed: (keyword, position).
-THREAD_TARGET = {"threading.Thread": ("target", 1), "threading.Timer": ("function", 1)}
 PARTIAL = frozenset({"functools.partial"})
 # Library methods that enter a grad-off guard themselves, by method name: a thread that runs
 # one is not reported when this module defines no method of that name. Each row says why.
