@@ -224,6 +224,59 @@ CASES = {
         b = load({"frozen": False})
         b.weight.add_(1)
         """, []),
+    "a guard a helper chooses, read from the literals its callers pass": ("""
+        import torch
+        class Stats:
+            def __init__(self):
+                self.names = {"total": torch.tensor(0.0)}
+                self.reset()
+            def reset(self):
+                for name, default in self.names.items():
+                    setattr(self, name, default.clone())
+            def add(self, x):
+                self.total += x
+        class Runner:
+            def __init__(self, fast=True):
+                self.fast = fast
+                self.stats = Stats()
+            def guard(self, training):
+                return torch.no_grad() if training or not self.fast else torch.inference_mode()
+            def evaluate(self, x, training):
+                with self.guard(training):
+                    self.stats.add(x)
+                    self.stats.reset()
+        runner = Runner()
+        runner.evaluate(torch.ones(1), training=False)
+        runner.evaluate(torch.ones(1), training=True)
+        """, [("mutate", 10)]),
+    "a guard a helper chooses, off for every value the code gives it, or not shown": ("""
+        import torch
+        class Stats:
+            def __init__(self):
+                self.names = {"total": torch.tensor(0.0)}
+                self.reset()
+            def reset(self):
+                for name, default in self.names.items():
+                    setattr(self, name, default.clone())
+            def add(self, x):
+                self.total += x
+        class Runner:
+            def __init__(self, fast=True):
+                self.fast = fast
+                self.stats = Stats()
+            def guard(self, training):
+                return torch.no_grad() if training or not self.fast else torch.inference_mode()
+            def evaluate(self, x, training):
+                with self.guard(training):
+                    self.stats.add(x)
+                    self.stats.reset()
+        runner = Runner(fast=False)
+        runner.evaluate(torch.ones(1), training=False)
+        runner.evaluate(torch.ones(1), training=True)
+        def unknown(flag):
+            other = Runner()
+            other.evaluate(torch.ones(1), training=flag)
+        """, []),
     "work handed to another thread runs with the mode off": ("""
         import threading
         from concurrent.futures import ThreadPoolExecutor

@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.python.flow.caches import LazyCaches, asks_is_inference
+from gradlint.python.flow.chosen_guards import add_chosen_regions
 from gradlint.python.flow.conversions import ModuleConversions
 from gradlint.python.flow.callbacks import callback_parameters
 from gradlint.python.flow.expressions import ValueRules
@@ -22,7 +23,6 @@ from gradlint.python.flow.receivers import Receivers
 from gradlint.python.flow.objects import ObjectRules, class_of_value, container_names, module_caches
 from gradlint.python.flow.training import TrainingReach
 from gradlint.python.flow.tensor_types import TensorTypes
-from gradlint.python.flow.threads import HandOffs
 from gradlint.python.flow.types import ModuleTypes
 from gradlint.python.flow.user_guards import module_guard_regions
 from gradlint.python.flow.values import FlowEvent, Kind, State, Summary, Taint
@@ -95,6 +95,7 @@ class InferenceFlow:
         # are walked (and those they call), whatever the module's size
         request = getattr(outline, "summarized", None)
         self._summarizing = None if request is None else self._requested(request)
+        self.regions_also_outside = add_chosen_regions(self)  # `with helper(...)`: `chosen_guards`
         if outline.enters_inference_mode or self.user_regions or self.imported or self._summarizing:
             self._run()  # nothing is made under inference mode in a file that never enters it
 
@@ -231,10 +232,6 @@ class InferenceFlow:
         for (klass, _), method in self.methods.items():
             methods.setdefault(klass, []).append(method)
         return ModuleTypes(self.outline, self.module_classes, methods, self.callers, self._class_of)
-
-    @cached_property
-    def hand_offs(self) -> HandOffs:
-        return HandOffs(self)
 
     @cached_property
     def tensor_types(self) -> TensorTypes:

@@ -57,10 +57,15 @@ class CallContexts:
         self._modes: Dict[int, Mode] = {}
         self._sites: Dict[int, List[CallSite]] = {}
         self._visiting: set = set()
-        self._regions_of: Dict[int, List[ScreenRegion]] = {}
-        for region in [*flow.outline.regions, *flow.user_regions]:
+
+    @cached_property
+    def _regions_of(self) -> Dict[int, List[ScreenRegion]]:
+        """id of a function (None: the module) -> its `with` regions that set the mode."""
+        found: Dict[int, List[ScreenRegion]] = {}
+        for region in [*self.flow.outline.regions, *self.flow.user_regions]:
             if region.guard.inference is not None and not region.is_decorator:
-                self._regions_of.setdefault(id(region.function), []).append(region)
+                found.setdefault(id(region.function), []).append(region)
+        return found
 
     def mode_of(self, function: ast.AST) -> Mode:
         found = self._modes.get(id(function))
@@ -90,6 +95,8 @@ class CallContexts:
         innermost = innermost_region(
             self._regions_of.get(id(scope if scope is not self.flow.outline.module else None), ()), node)
         if innermost is not None:
+            if id(innermost.guard.node) in self.flow.regions_also_outside:
+                return Mode.OUTSIDE  # a guard a helper chooses: some calls run outside (`chosen_guards`)
             return Mode.UNDER if innermost.guard.inference else Mode.OUTSIDE
         if not isinstance(scope, FUNCTION_DEFINITIONS):
             return Mode.OUTSIDE  # the module's top level

@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name, target_names
-from gradlint.python.flow.threads import may_hand_off
+from gradlint.python.flow.threads import hand_offs, may_hand_off
 from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, Use, element_of
 
 # Which kinds of value each event needs when the value is passed to a function that does it.
@@ -68,7 +68,7 @@ class Sinks:
     def _hand_off(self, call: ast.Call, state: State) -> None:
         """Work handed to another thread (`threads`, §3): what it does to the values passed,
         it does with the mode off, whatever the mode here."""
-        work = self.flow.hand_offs.work(call, self.function, self.klass)
+        work = hand_offs(self.flow).work(call, self.function, self.klass)
         if work is None:
             return
         saved, self.in_inference = self.in_inference, False

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import List, Sequence
 
 from gradlint.python.flow.caches import registered_buffer
+from gradlint.python.flow.named_attributes import named_attributes
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, is_literal, is_true, target_names
 from gradlint.python.outline import nodes_in
 from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse, element_of, join
@@ -74,6 +75,12 @@ class StatementTransfer:
             if registered is not None:  # `self.register_buffer("cos", t)` binds `self.cos`
                 self.bind(ast.Attribute(ast.Name("self", ast.Load()), registered[0], ast.Load()),
                           self.shape(registered[1], state), state, statement)
+            named = named_attributes(self.flow, statement.value, self.function, self.klass)
+            if named is not None:  # `setattr(self, name, t)` binds `self.<name>`, each name the code shows
+                target, names, value = named
+                shape = self.shape(value, state)
+                for name in names:
+                    self.bind(ast.Attribute(target, name, ast.Load()), shape, state, statement)
             return state
         if isinstance(statement, ast.Return):
             self._return(statement, state)

@@ -99,3 +99,11 @@ class HandOffs:
                 found = handed_work(outline, call, frozenset(pools))
             self._work[id(call)] = found
         return found
+
+
+def hand_offs(flow) -> HandOffs:
+    """The module's hand-offs, kept on its flow."""
+    found = flow.__dict__.get("_hand_offs")
+    if found is None:
+        found = flow.__dict__["_hand_offs"] = HandOffs(flow)
+    return found

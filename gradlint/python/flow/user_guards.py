@@ -19,6 +19,7 @@ import ast
 from dataclasses import replace
 from typing import Dict, Iterator, List, Optional
 
+from gradlint.python.flow.chosen_guards import chosen_guard_items
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, qualified_name
 from gradlint.python.outline import Outline, ScreenGuard, ScreenRegion, nodes_in
 
@@ -190,5 +191,6 @@ def module_guard_regions(outline: Outline) -> List[ScreenRegion]:
 
 def enters_inference_mode(outline: Outline) -> bool:
     """The screen of GL201-GL204: some region surely turns inference mode on, a `with` on
-    torch's guard or on one of the module's own, or torch's guard with the callers' mode."""
-    return outline.enters_inference_mode or bool(module_guard_regions(outline))
+    torch's guard or on one of the module's own, or torch's guard with the callers' mode; or
+    a `with` on a helper that may return torch's guard (`chosen_guards`)."""
+    return outline.enters_inference_mode or bool(module_guard_regions(outline)) or bool(chosen_guard_items(outline))

@@ -154,12 +154,18 @@ class InferenceTensorMutatedOutside(Rule):
       is followed as the call `fn(*args)` with the mode off (torch-semantics §3); `map`, a
       pool passed in, `functools.partial` and lambdas as the work are not.
     - Python: a value kept in a dict and read back by key (`d["a"]`), stored with
-      `setattr`/read with `getattr`, or passed through a global set in another function is
-      lost; so is one returned through a chain of two or more plain wrapper functions. A
+      `setattr` by a name the code does not spell (a literal, or each key of a dict display
+      a loop runs over), read with `getattr`, or passed through a global set in another
+      function is lost; so is one returned through a chain of two or more plain wrapper functions. A
       guard held in a variable (`ctx = torch.inference_mode()`, then `with ctx:`) or with a
       mode only known at run time (`inference_mode(mode)`, unless every call of the
       function passes a literal True for it, as a value or in a dict display) is not read
-      as a region. A call on an object (`self.backend.run(q)`, `model(x)` into its class's
+      as a region. A guard a helper of the module returns (`with self._eval_context(fitting):`,
+      the helper choosing `torch.no_grad()` or `torch.inference_mode()`) is read as far as
+      the code shows the helper's conditions: literal arguments and defaults of the calls
+      that reach the `with`, and `self.flag` set in `__init__` from the construction of the
+      object the calls run on; when some of those choose inference mode and others not, the
+      calls in the region are taken to run both ways. A call on an object (`self.backend.run(q)`, `model(x)` into its class's
       `forward`) is followed when the assignments of this module show the object's class;
       one bound through a function's return, `getattr` or another module is not. An
       attribute set from outside the class (`layer.cache = Cache(...)`) counts as one its
