@@ -22,7 +22,7 @@ from gradlint.python.flow.grad_mode import GradMode
 from gradlint.python.flow.receivers import Receivers
 from gradlint.python.flow.objects import ObjectRules, class_of_value, container_names, module_caches
 from gradlint.python.flow.training import TrainingReach
-from gradlint.python.flow.tensor_types import TensorTypes
+from gradlint.python.flow.tensor_types import tensor_types
 from gradlint.python.flow.types import ModuleTypes
 from gradlint.python.flow.user_guards import module_guard_regions
 from gradlint.python.flow.values import FlowEvent, Kind, State, Summary, Taint
@@ -232,10 +232,6 @@ class InferenceFlow:
         for (klass, _), method in self.methods.items():
             methods.setdefault(klass, []).append(method)
         return ModuleTypes(self.outline, self.module_classes, methods, self.callers, self._class_of)
-
-    @cached_property
-    def tensor_types(self) -> TensorTypes:
-        return TensorTypes(self)
 
     def fresh_return(self, callee: FunctionNode, caller_class: Optional[str]) -> Optional[Taint]:
         """What `callee` returns when it runs under inference mode, if that is a value it makes
@@ -581,7 +577,7 @@ class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules, ModuleConversions
     @cached_property
     def tensor_typed(self) -> frozenset:
         """Names that surely hold a tensor here (`gradlint.python.flow.tensor_types`)."""
-        return self.flow.tensor_types.names_of(self.function, self.klass)
+        return tensor_types(self.flow).names_of(self.function, self.klass)
 
     @cached_property
     def runs_outside(self) -> bool:

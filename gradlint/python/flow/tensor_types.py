@@ -137,6 +137,14 @@ class TensorTypes:
         return found
 
 
+def tensor_types(flow) -> TensorTypes:
+    """The module's tensor types, kept on its flow."""
+    found = flow.__dict__.get("_tensor_types")
+    if found is None:
+        found = flow.__dict__["_tensor_types"] = TensorTypes(flow)
+    return found
+
+
 def _reader(known: Set[_Key], function: ast.AST) -> Callable[[str], bool]:
     return lambda name: ((None, name) if name.startswith("self.") else (id(function), name)) in known
 
