@@ -21,7 +21,11 @@ class GuardThreadLocal(Rule):
     `map`/`imap`/`starmap` on a `multiprocessing.pool.ThreadPool`. A bare
     `torch.set_grad_enabled(False)` statement counts as a guard from its statement to the
     end of its block (or to a `set_grad_enabled(True)` statement); at module level, as a
-    service switches grad off at import, it reaches every function of the module.
+    service switches grad off at import, it reaches every function of the module. The
+    functions of the module that guarded code calls run with grad off as well: a thread
+    started or work submitted in such a helper (`f(...)` or `self.f(...)`, one definition of
+    the name, and the helpers it calls in turn) is reported too, naming the call it is
+    reached from.
 
     Not reported when the function the thread runs turns grad off itself: the `target=` of
     the thread (the `function` of a `Timer`), or the function handed to the pool, is a
@@ -104,8 +108,8 @@ class GuardThreadLocal(Rule):
 
     ## Known limitations
     - Python: only threads and the pools named above, recognised in the file; a pool passed
-      in as a parameter, a thread started in a helper the block calls, and processes are not
-      reported. A module-level switch is taken to be on in every function of the module
+      in as a parameter, a thread started in a helper of another module or reached through
+      an object other than `self` (`runner.start_all()`), and processes are not reported. A module-level switch is taken to be on in every function of the module
       (called after the import); a switch set in another module is not seen.
     - C++: only `std::thread`, `std::jthread`, `std::async` and vectors of threads; other
       thread pools (`pool.enqueue(...)`), `pthread_create` and a helper that starts the

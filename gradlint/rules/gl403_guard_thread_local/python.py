@@ -34,12 +34,15 @@ def check(file):
     outline = file.outline
     if outline is None:
         return
-    for call, guard in _findings(outline):
+    for call, guard, via in _findings(outline):
+        # through a helper: the call it is reached from instead of the citation (`gradlint rule`)
+        through = "" if via is None else f" via `{quoted(outline.source(via.func))}()` ({outline.place_of(via)})"
+        cited = " (torch-semantics §3)" if via is None else ""
         if isinstance(guard, ast.Call):  # a switch: on from its statement on
-            claim = f"after `{quoted(outline.source(guard))}` ({outline.place_of(guard)}): threads run with grad"
+            claim = f"{through} after `{quoted(outline.source(guard))}` ({outline.place_of(guard)}): threads run with grad"
         else:
-            claim = f"inside `{quoted(outline.source(guard.node))}`: the thread runs without it"
-        yield outline.diagnostic(call, f"`{quoted(outline.source(call.func))}(...)` {claim} (torch-semantics §3)")
+            claim = f"{through} inside `{quoted(outline.source(guard.node))}`: the thread runs without it"
+        yield outline.diagnostic(call, f"`{quoted(outline.source(call.func))}(...)`{claim}{cited}")
 
 
 def _findings(outline):
@@ -49,7 +52,7 @@ def _findings(outline):
         return
     module = _Module(outline)
     reported = set()
-    for guard, scope, roots, enter_definitions in _grad_off_code(outline, module):
+    for guard, scope, roots, enter_definitions, via in _reached_code(outline, module):
         kinds = None
         for call in _submitting_calls(roots, enter_definitions):
             if id(call) in reported or module.last_switch_before(call) is True:
@@ -67,7 +70,29 @@ def _findings(outline):
             if work is not None and module.enters_guard_itself(work):
                 continue
             reported.add(id(call))
-            yield call, guard
+            yield call, guard, via
+
+
+def _reached_code(outline, module):
+    """`_grad_off_code`, then the body of each function of the module that code calls
+    (`f(...)`, `self.f(...)`, one definition of the name), and of those they call: the
+    helper runs with grad off too. The last element is the call in the guarded code the
+    helper is reached through (None for the guarded code itself)."""
+    for guard, scope, roots, enter_definitions in _grad_off_code(outline, module):
+        yield guard, scope, roots, enter_definitions, None
+        seen, pending = set(), [(roots, enter_definitions, None)]
+        while pending:
+            code, enter, via = pending.pop()
+            for call in _calls_in(code, enter):
+                helper = module.called_definition(call)
+                if helper is None or id(helper) in seen:
+                    continue
+                seen.add(id(helper))
+                reached_through = via or call
+                # a method's pool may be bound in another method (`self.pool = ...` in `__init__`)
+                helper_scope = outline.parent(helper) if module.is_method(helper) else helper
+                yield guard, helper_scope, helper.body, False, reached_through
+                pending.append((helper.body, False, reached_through))
 
 
 screen = screen_of(_findings)
@@ -88,7 +113,34 @@ def _may_hold_a_finding(outline) -> bool:
                 if _makes_thread_or_pool(outline, scope):
                     return True
                 break
+        if _helper_submits(outline, region.body) and _makes_thread_or_pool(outline, outline.module):
+            return True  # `check` follows the calls into the module's functions
     return _switches_off(outline) and _makes_thread_or_pool(outline, outline.module)
+
+
+def _helper_submits(outline, body) -> bool:
+    """Whether a function of the module, by name, that `body` calls (`f(...)`, `self.f(...)`),
+    or one those call in turn, starts a thread or submits work."""
+    functions = {}
+    for definition, _ in outline.statements_of(*_FUNCTIONS):
+        functions.setdefault(definition.name, []).append(definition)
+    seen, pending = set(), [body]
+    while pending:
+        for node in nodes_in(pending.pop()):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if (
+                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self") else None
+            for helper in functions.get(name, ()):
+                if id(helper) not in seen:
+                    seen.add(id(helper))
+                    if any(isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and (
+                            inner.func.attr == "start" or inner.func.attr in SUBMIT_METHODS)
+                           for inner in nodes_in(helper.body)):
+                        return True
+                    pending.append(helper.body)
+    return False
 
 
 def _switches_off(outline) -> bool:
@@ -166,17 +218,23 @@ def _start(node):
     return (node.lineno, node.col_offset)
 
 
-def _submitting_calls(roots, enter_definitions):
-    """`.start()` and submitting calls in `roots`; the bodies of functions, lambdas and
-    classes only when `enter_definitions` (they run when called, not where defined)."""
+def _calls_in(roots, enter_definitions):
+    """The calls in `roots`; those in the bodies of functions, lambdas and classes only when
+    `enter_definitions` (they run when called, not where defined)."""
     stack = list(roots)
     while stack:
         node = stack.pop()
         if not enter_definitions and isinstance(node, _DEFINITIONS):
             continue
         stack.extend(ast.iter_child_nodes(node))
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and (node.func.attr == "start" or node.func.attr in SUBMIT_METHODS)):
+        if isinstance(node, ast.Call):
+            yield node
+
+
+def _submitting_calls(roots, enter_definitions):
+    """`.start()` and submitting calls in `roots` (`_calls_in`)."""
+    for node in _calls_in(roots, enter_definitions):
+        if isinstance(node.func, ast.Attribute) and (node.func.attr == "start" or node.func.attr in SUBMIT_METHODS):
             yield node
 
 
@@ -313,6 +371,18 @@ class _Module:
             self._methods = {id(statement) for klass, _ in self.outline.statements_of(ast.ClassDef)
                              for statement in klass.body if isinstance(statement, _FUNCTIONS)}
         return self._definitions if name is None else [f for f in self._definitions if f.name == name]
+
+    def called_definition(self, call):
+        """The one function of the module a call runs by name: `f(...)` (not a method),
+        `self.f(...)` (a method); None when there are several of the name, or none."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            found = [function for function in self.functions(func.id) if not self.is_method(function)]
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            found = [function for function in self.functions(func.attr) if self.is_method(function)]
+        else:
+            return None
+        return found[0] if len(found) == 1 else None
 
     def is_method(self, function) -> bool:
         self.functions()
