@@ -5,7 +5,8 @@
 Each phase is timed around the function that does it (CPU time of this process), so the
 numbers add up within the run: discovery (the walk), then per file the read, the decode,
 the text gate and prefilters, CPython's outline, the screens, libcst's parse (with CPython's
-compile of the whole file before a focused parse), and each rule's check. A phase nested in
+compile of the whole file before a focused parse), and each rule's check; then the second
+pass across modules, with the files it checks again and the outlines it parses. A phase nested in
 another is printed under it. The real tree of bench/perf.py is the usual input; what it
 costs beside ruff is bench/perf.py's to say.
 """
@@ -53,6 +54,25 @@ def _time_rules(rule_class) -> None:
     rule_class.check = check
 
 
+def _time_second_pass(runner) -> None:
+    """The second pass across modules (`runner._follow_imports`): its time, and how many
+    files it checks again (summaries asked of modules, importers) and outlines it parses."""
+    original = runner._follow_imports
+
+    def follow(*args):
+        checks, outlines = CALLS["check, per file"], CALLS["    outline (ast.parse)"]
+        start = time.process_time()
+        try:
+            return original(*args)
+        finally:
+            SPENT["second pass (across modules)"] += time.process_time() - start
+            CALLS["second pass (across modules)"] += 1
+            CALLS["  files checked again"] += CALLS["check, per file"] - checks
+            CALLS["  outlines parsed again"] += CALLS["    outline (ast.parse)"] - outlines
+
+    runner._follow_imports = follow
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+")
@@ -79,6 +99,7 @@ def main() -> None:
     _timed(frontend.PythonLanguage, "parse", "  parse for the rules")
     _timed(libcst, "parse_module", "    libcst.parse_module")
     _time_rules(Rule)
+    _time_second_pass(runner)
 
     enabled = resolve_selection(args.select.split(",") if args.select else None, [], [])
     settings = Settings(enabled=enabled)
@@ -102,6 +123,9 @@ def main() -> None:
     print(f"  {'  rules' + chr(39) + ' checks':<34} {sum(SPENT[rule] for rule in rules):7.2f} s")
     for label in rules:
         print(f"  {label:<34} {SPENT[label]:7.2f} s  ({CALLS[label]} calls)")
+    print(f"  {'second pass (across modules)':<34} {SPENT['second pass (across modules)']:7.2f} s  "
+          f"({CALLS['  files checked again']} files checked again, {CALLS['  outlines parsed again']} outlines "
+          "parsed; included above)")
 
 
 if __name__ == "__main__":

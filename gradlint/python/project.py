@@ -261,14 +261,17 @@ class ProjectIndex:
 
     def may_bind(self, path: str, text: str) -> bool:
         """False for a module summarized for a request that defines none of the functions
-        asked for (`def name`, searched in its text: most requests name methods the
-        module's classes do not have)."""
+        and methods asked for (searched in its text: `def name(`, a class's `class Name(`;
+        most requests name methods its classes do not have)."""
         request = self.request_for(path)
         if request is None:
             return True
-        called, _, methods = request
-        asked = {*called, *methods, *(("__init__",) if called else ())}  # a class called: its `__init__`
-        return any(f"def {name}(" in text for name in asked)
+        called, held, methods = request
+        if any(f"def {name}(" in text for name in called):
+            return True
+        classes = [name for name in {*called, *held} if f"class {name}(" in text or f"class {name}:" in text]
+        asked = {*methods, *(("__init__",) if set(classes) & set(called) else ())}  # a class called: its `__init__`
+        return bool(classes) and any(f"def {name}(" in text for name in asked)
 
     def dependencies(self, importer: str, imports: FromImports, passed: Optional[frozenset] = None) -> Tuple[str, ...]:
         """The exporting modules whose summaries `importer` reads when checked again: none
@@ -279,6 +282,8 @@ class ProjectIndex:
         own = os.path.abspath(importer)
         found, concerned = set(), False
         for module, names in imports:
+            if self._names.isdisjoint(names) and not any(" as " in entry for entry in names):
+                continue  # (most imports: a set's test, no name split)
             named = [split_alias(entry) for entry in names]
             named = [(name, local) for name, local in named if name in self._names]
             if not named:

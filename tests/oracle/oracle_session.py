@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
 import oracle_cpp
-from fixture_harness import ROOT, Fixture
+from fixture_harness import ROOT, Fixture, ProjectFixture, project_fixes
 from oracle_report import SELF_TEST
 from oracle_core import Claim, RunReport, Verdict, judge, parse_claim, read_exception_report
 
@@ -52,7 +53,10 @@ def default_build_dir() -> str:
 
 
 def gradlint_fix(fixture: Fixture) -> str:
-    """What `gradlint fix` makes of the fixture, with its select and unsafe-fixes markers."""
+    """What `gradlint fix` makes of the fixture, with its select and unsafe-fixes markers (of
+    a project fixture's `main.py`: what fixing the folder as one run makes of it)."""
+    if isinstance(fixture, ProjectFixture):
+        return project_fixes(fixture).get(os.path.basename(fixture.path), fixture.text)
     enabled = resolve_selection(list(fixture.selection()), [], [])
     linter = Linter(Settings(enabled=enabled, unsafe_fixes=fixture.unsafe_fixes))
     return linter.fix_text(fixture.text, fixture.path, language_for(fixture.path)).text
@@ -85,7 +89,9 @@ def prepare(fixture: Fixture) -> Case:
         case.problems.append(f"gradlint fix failed: {type(error).__name__}: {error}")
         return case
     case = Case(fixture, claim, fixed if fixed != fixture.text else None)
-    if case.fixed_text is None and fixture.golden is not None:
+    golden = fixture.golden is not None or (
+        isinstance(fixture, ProjectFixture) and os.path.basename(fixture.path) in fixture.goldens())
+    if case.fixed_text is None and golden:
         # Else the fixed program would silently go unrun.
         claim.errors.append("gradlint fix changes nothing, but a golden fixed file exists")
     if claim.skip_reason is not None and not claim.errors:
@@ -263,6 +269,10 @@ class OracleSession:
             fixed_path = os.path.join(fixed_dir, os.path.basename(case.fixture.path))
             with open(fixed_path, "w", encoding="utf-8") as handle:
                 handle.write(case.fixed_text)
+            if isinstance(case.fixture, ProjectFixture):  # the fixed program runs beside its modules
+                for module in case.fixture.files():
+                    if module != case.fixture.path:
+                        shutil.copy(module, fixed_dir)
             after = self._run(case, "after", "script", [fixed_path], fixed_dir)
         return self._finish(Outcome(case, judge(case.claim, before, after), before, after))
 
