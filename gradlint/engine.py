@@ -134,8 +134,10 @@ class Linter:
             active, outline = self._screened(active, text, language, following, path, project)
         if not active:
             # the screens' outline (None when CPython cannot parse the text, then every
-            # rule is still active) or no selected rule's prefilters matched
-            return self._not_read(text, path, language, audit), None
+            # rule is still active) or no selected rule's prefilters matched; what the
+            # outline shows may still concern importers (a guard the module defines)
+            exports = language.exports(path, outline) if outline is not None else None
+            return self._not_read(text, path, language, audit), exports
         reported: List[Tuple[Rule, Diagnostic]] = []
         # what libcst parses serves the rules that read it: outline-only rules need none of it
         parsing = [rule for rule in active if not rule.reads_outline_only]

@@ -21,7 +21,7 @@ from gradlint.diagnostics import Edit, Finding, Fix, Position, RelatedLocation, 
 from gradlint.settings import Settings
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
-_MAGIC = b"gradlint-cache-6\n"
+_MAGIC = b"gradlint-cache-7\n"
 # Index files kept per cache folder: each configuration and each version of the code
 # makes its own, and the oldest are removed past this many.
 MAX_INDEXES = 8
@@ -165,7 +165,7 @@ class ProjectFacts(NamedTuple):
     def from_data(cls, data) -> "ProjectFacts":
         imports, exports, dependencies, entered = data
         if not all(isinstance(module, str) and all(isinstance(name, str) for name in names) for module, names in imports) \
-                or not (exports is None or isinstance(exports, tuple) and len(exports) == 3) \
+                or not (exports is None or isinstance(exports, tuple) and len(exports) == 4) \
                 or not all(isinstance(path, str) and isinstance(digest, bytes) for path, digest in dependencies):
             raise ValueError("not cached project facts")
         return cls(tuple((module, tuple(names)) for module, names in imports), exports, tuple((path, digest) for path, digest in dependencies), bool(entered))

@@ -140,7 +140,7 @@ class _Job:
             report = linter.check_path(path, raw=raw, project=project)
         else:
             report = linter.fix_path(path, write=self.write, raw=raw, project=project)
-        if kept is not None and kept.exports is not None:
+        if kept is not None:  # checked again: what it exports stays what it was on its own
             exports, entered = kept.exports, kept.entered
         else:  # a module summarized for its importers has not entered inference mode itself
             exports = report.exports

@@ -10,18 +10,23 @@ from typing import Optional
 from gradlint.diagnostics import LineIndex, Related
 from gradlint.python.flow import Kind
 from gradlint.python.flow.syntax import parameter_names
+from gradlint.python.flow.user_guards import user_guard_names
 from gradlint.python.flow_report import snippet, value_places
 from gradlint.python.project import ExportedFunction, ExportedReturn, ModuleExports, Place, exports_to_data
 
 
 def module_summary(outline, path: str) -> Optional[tuple]:
     """`module_exports` as data (`project.exports_to_data`), with what the module asks of
-    the modules it imports, and the request it was summarized for."""
+    the modules it imports, the request it was summarized for, and the guards it defines
+    (read whether its flow ran or not: a module that only defines a guard exports it)."""
+    guards = ()
+    if path.endswith(".py") and ("__enter__" in outline.text or "contextmanager" in outline.text):
+        guards = tuple(user_guard_names(outline))
     exports = module_exports(outline, path)
     if exports is None:
-        return None
+        return exports_to_data({}, request=((), (), ()), guards=guards) if guards else None  # (nothing summarized)
     flow = outline.__dict__["_inference_flow"]
-    return exports_to_data(exports, flow.passed_out, getattr(outline, "summarized", None))
+    return exports_to_data(exports, flow.passed_out, getattr(outline, "summarized", None), guards)
 
 
 def module_exports(outline, path: str) -> Optional[ModuleExports]:

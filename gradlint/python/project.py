@@ -146,14 +146,17 @@ Request = Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]
 
 
 def exports_to_data(exports: Optional[ModuleExports], passed: Iterable[str] = (),
-                    request: Optional[Request] = None) -> Optional[tuple]:
+                    request: Optional[Request] = None, guards: Iterable[str] = ()) -> Optional[tuple]:
     """The module's summary as data (it crosses into worker processes and the result cache):
-    None: the module's flow did not run; else (its exported functions, possibly none; the
-    names of the functions and methods of other modules it passes a tracked value to;
-    the `Request` it was summarized for, None when its own flow ran over all of it)."""
+    None: the module's flow did not run and it defines no guard; else (its exported
+    functions, possibly none; the names of the functions and methods of other modules it
+    passed a tracked value to; the `Request` it was summarized for, None when its own flow
+    ran over all of it; the names of its classes and functions a `with` on which turns
+    inference mode on, `flow.user_guards`)."""
     if exports is None:
         return None
-    return tuple(function.to_data() for function in exports.values()), tuple(sorted(passed)), request
+    return (tuple(function.to_data() for function in exports.values()), tuple(sorted(passed)), request,
+            tuple(sorted(guards)))
 
 
 def exports_from_data(data: Optional[Sequence]) -> Optional[ModuleExports]:
@@ -162,6 +165,11 @@ def exports_from_data(data: Optional[Sequence]) -> Optional[ModuleExports]:
         return None
     functions = [ExportedFunction.from_data(item) for item in data[0]]
     return {function.name: function for function in functions}
+
+
+def exported_guards(data: Optional[Sequence]) -> frozenset:
+    """The guards a module defines (`exports_to_data`)."""
+    return frozenset(data[3]) if data else frozenset()
 
 
 def answered(request: Request) -> tuple:
@@ -242,16 +250,23 @@ class ProjectIndex:
         inference mode (what the functions their importers ask for do to their parameters)."""
         self.requests = {os.path.abspath(path): request for path, request in (summarize or {}).items()}
         self.exports: Dict[str, ModuleExports] = {}
+        self.guards: Dict[str, frozenset] = {}  # a module -> the guards it defines
         for path, data in exports.items():
-            found = exports_from_data(data)
+            found, guards = exports_from_data(data), exported_guards(data)
             if found:
                 self.exports[os.path.abspath(path)] = found
-        # what an importer may name: the functions, and the classes of the methods, exported
-        self._names = frozenset(name.partition(".")[0] for found in self.exports.values() for name in found)
-        self._finder = ModuleFinder(self.exports)
+            if guards:
+                self.guards[os.path.abspath(path)] = guards
+        self._index()
+
+    def _index(self) -> None:
+        # what an importer may name: the functions, the classes of the methods, the guards
+        self._names = frozenset([name.partition(".")[0] for found in self.exports.values() for name in found]
+                                + [name for guards in self.guards.values() for name in guards])
+        self._finder = ModuleFinder({*self.exports, *self.guards})
 
     def __bool__(self) -> bool:
-        return bool(self.exports or self.requests)
+        return bool(self.exports or self.requests or self.guards)
 
     def request_for(self, path: str) -> Optional[Request]:
         return self.requests.get(os.path.abspath(path))
@@ -275,8 +290,8 @@ class ProjectIndex:
 
     def dependencies(self, importer: str, imports: FromImports, passed: Optional[frozenset] = None) -> Tuple[str, ...]:
         """The exporting modules whose summaries `importer` reads when checked again: none
-        unless one of the names it imports carries something for it (a function that
-        returns an inference tensor; with `passed`, the names the importer's own flow
+        unless one of the names it imports carries something for it (a guard; a function
+        that returns an inference tensor; with `passed`, the names the importer's own flow
         called with a tracked value, one that does to that parameter what torch rejects);
         then every exporting module it imports an exported name from."""
         own = os.path.abspath(importer)
@@ -289,7 +304,12 @@ class ProjectIndex:
             if not named:
                 continue
             target = self.resolve(importer, module)
-            exports = self.exports.get(target) if target is not None and target != own else None
+            if target is None or target == own:
+                continue
+            if any(name in self.guards.get(target, ()) for name, _ in named):
+                found.add(target)
+                concerned = True  # what the importer makes under the guard is an inference tensor
+            exports = self.exports.get(target)
             if exports is None:
                 continue
             for name, local in named:
@@ -309,22 +329,24 @@ class ProjectIndex:
         index = ProjectIndex({})
         index.requests = {path: request for path, request in self.requests.items() if path in paths}
         index.exports = {path: self.exports[path] for path in paths if path in self.exports}
-        index._names = frozenset(name.partition(".")[0] for found in index.exports.values() for name in found)
-        index._finder = ModuleFinder(index.exports)
+        index.guards = {path: self.guards[path] for path in paths if path in self.guards}
+        index._index()
         return index
 
     def imported_names(self, importer: str, module: ast.Module) -> "ImportedNames":
         """What the importer's `from X import name` statements bind to exported summaries."""
         imported = ImportedNames()
-        if not self.exports:
+        if not self.exports and not self.guards:
             return imported
         for statement in _import_statements(module.body):
             target = self.resolve(importer, statement.module or "", statement.level)
-            exports = self.exports.get(target) if target else None
+            exports = self.exports.get(target, {}) if target else None
             if exports is None:
                 continue
             for alias in statement.names:
                 local = alias.asname or alias.name
+                if alias.name in self.guards.get(target, ()):
+                    imported.guards.add(local)
                 if alias.name in exports:
                     imported.functions[local] = exports[alias.name]
                 methods = {name.partition(".")[2]: function for name, function in exports.items()
@@ -355,12 +377,13 @@ class ImportedNames:
 
     functions: Dict[str, ExportedFunction]
     classes: Dict[str, Dict[str, ExportedFunction]]  # local class name -> method -> summary
+    guards: set  # local names of other modules' guards (`flow.user_guards`)
 
     def __init__(self) -> None:
-        self.functions, self.classes = {}, {}
+        self.functions, self.classes, self.guards = {}, {}, set()
 
     def __bool__(self) -> bool:
-        return bool(self.functions or self.classes)
+        return bool(self.functions or self.classes or self.guards)
 
     def unique_method(self, name: str) -> Optional[ExportedFunction]:
         """`predictor.predict(x)`: a method name that only one imported class exports."""

@@ -21,6 +21,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PREDICTOR = os.path.join(ROOT, "fixtures", "python", "GL201", "probabilities_sharpened_after_imported_predictor")
 # main.py enters inference mode and passes what it made to returns.py's in-place helper
 ROLLOUT = os.path.join(ROOT, "fixtures", "python", "GL201", "rollout_returns_standardized_by_imported_helper")
+# session.py defines a class whose __enter__ turns inference mode on; main.py uses it
+SESSION = os.path.join(ROOT, "fixtures", "python", "GL201", "probabilities_clamped_after_an_imported_session_guard")
 SETTINGS = Settings(enabled=resolve_selection(["GL201", "GL202", "GL203", "GL204"], [], []))
 
 
@@ -168,3 +170,17 @@ def test_the_second_pass_runs_in_the_worker_pool_with_the_same_findings(tmp_path
     monkeypatch.setattr(runner, "SERIAL_FIRST_MAX_FILES", 8)  # the run's own pool, still open for the second pass
     assert _findings(folder, jobs=2, cache_dir=None) == serial
     assert sent == [["evaluate.py", "main.py"]]
+
+
+def test_a_guard_of_another_module_is_followed_and_its_change_reaches_the_cached_importer(tmp_path, monkeypatch):
+    folder = _copy_project(tmp_path, SESSION)
+    cache = str(tmp_path / "cache")
+    assert "inference_mode" not in (folder / "main.py").read_text()
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 14, "GL201")]
+    counting = _Counting(monkeypatch)
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 14, "GL201")]
+    assert counting.paths == []
+    session = folder / "session.py"
+    session.write_text(session.read_text().replace("torch.inference_mode()", "torch.no_grad()"))
+    assert _findings(folder, jobs=1, cache_dir=cache) == []  # a no_grad session makes normal tensors
+    assert sorted(counting.paths) == ["main.py", "session.py"]

@@ -9,8 +9,9 @@ Followed: a `@contextlib.contextmanager` function whose `yield` sits inside
 in any method, `self.guard.__enter__()` in `__enter__`), used as `with name(...):` or
 `with obj.name(...):`. Also torch's own guard with a mode the function reads from its
 parameters (`inference_mode(config.get("inference_mode", True))`), when every call of the
-function by name in this module turns it on. Not followed: guards entered through other
-modules, `ExitStack`, a guard object made in one place and used in `with` elsewhere, or a
+function by name in this module turns it on. A guard another checked module defines counts
+too (`project`: the module exports its guards' names, a `with` on one here is a region). Not
+followed: guards another module enters for its callers in other ways, `ExitStack`, a guard object made in one place and used in `with` elsewhere, or a
 mode its callers compute.
 """
 from __future__ import annotations
@@ -74,8 +75,10 @@ def _enter_enters_inference(outline: Outline, klass: ast.ClassDef) -> bool:
 
 
 def user_guard_regions(outline: Outline) -> List[ScreenRegion]:
-    """A region for every `with` item that calls one of the module's own guards."""
-    names = user_guard_names(outline)
+    """A region for every `with` item that calls one of the module's own guards, or one
+    another checked module defines (`project.ImportedNames.guards`, when the run gives them)."""
+    imported = getattr(outline, "imported_names", None)
+    names = {*user_guard_names(outline), *(imported.guards if imported is not None else ())}
     if not names:
         return []
     regions = []

@@ -143,7 +143,9 @@ class InferenceTensorMutatedOutside(Rule):
       is followed when the importer passes it a value by name (`standardize_(rewards)`, not
       `standardize_(rollout(policy))`), and a module that never enters the mode is read
       only for the functions and methods its importers pass such values to (and those they
-      call in it).
+      call in it). A guard another checked module defines (a class whose `__enter__` enters
+      inference mode, a `@contextmanager` that yields inside it) is followed too: a `with`
+      on it in the importer is an inference region.
     - Python: an operator under the mode on an ordinary tensor (`self.index >= n`, `-t`,
       `a | b`) makes an inference tensor when every binding of that tensor in the code is
       one (a torch call, a tensor method, an operator on another such tensor: a local in its
