@@ -7,11 +7,11 @@ path); the engine stamps each one into a `Finding` with the rule's identity and
 """
 from __future__ import annotations
 
-import bisect
 import enum
 import re
 from typing import NamedTuple, Optional, Tuple
 
+from gradlint.ordered import bisect_right_near
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -167,15 +167,16 @@ class Finding(NamedTuple):
 class LineIndex:
     """Maps character offsets to 1-based (line, column) and back; CR, LF and CRLF end lines."""
 
-    __slots__ = ("text", "starts")
+    __slots__ = ("text", "starts", "_last_line")  # _last_line: 0-based, of the last position asked
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = [0] + [match.end() for match in _LINE_END.finditer(text)]
+        self._last_line = 0
 
     def position(self, offset: int) -> Position:
         offset = max(0, min(offset, len(self.text)))
-        line = bisect.bisect_right(self.starts, offset) - 1
+        line = self._last_line = bisect_right_near(self.starts, offset, self._last_line + 1) - 1
         return Position(line + 1, offset - self.starts[line] + 1)
 
     def offset(self, line: int, column: int) -> int:

@@ -12,6 +12,7 @@ from gradlint.cpp.edits import include_edit
 from gradlint.cpp.lexer import Lexed, lex
 from gradlint.cpp.scopes import Scope, ScopeTree, build
 from gradlint.cpp.signatures import Signature, signature_of
+from gradlint.ordered import bisect_left_near
 
 if TYPE_CHECKING:
     from gradlint.cpp.dataflow import Region
@@ -258,7 +259,8 @@ class CppFile:
     def first_match(self, pattern: "re.Pattern[str]", start: int, end: int) -> Optional[int]:
         """The first offset in [start, end) where `pattern` matches (one bisect, no scan)."""
         found = self.offsets(pattern)
-        index = bisect.bisect_left(found, start)
+        hints = self._scoped.setdefault("first_match_hints", {})
+        index = hints[pattern] = bisect_left_near(found, start, hints.get(pattern, 0))
         return found[index] if index < len(found) and found[index] < end else None
 
     def redispatches(self, function: Scope) -> bool:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
 from gradlint.cpp.lexer import Directive
+from gradlint.ordered import bisect_left_near
 
 _BRACE = re.compile(r"[{}]")
 _ACCESS = re.compile(r"^\s*(?:(?:public|private|protected|signals|slots|Q_SLOTS)\s*:(?!:)\s*)+")
@@ -121,13 +122,15 @@ class ScopeTree:
     warnings: List[Tuple[int, str]]
     structure: str  # the code with ignored preprocessor branches blanked
     _opens: List[int] = field(default_factory=list)
+    _last_index: int = field(default=0, repr=False, compare=False)  # where `scope_at` looked last
 
     def __post_init__(self) -> None:
         self._opens = [scope.open for scope in self.scopes]
 
     def scope_at(self, offset: int) -> Scope:
         """The innermost scope whose braces enclose `offset`."""
-        index = bisect.bisect_left(self._opens, offset) - 1
+        self._last_index = bisect_left_near(self._opens, offset, self._last_index)
+        index = self._last_index - 1
         if index < 0:
             return self.root
         scope: Optional[Scope] = self.scopes[index]
