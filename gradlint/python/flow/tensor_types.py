@@ -16,6 +16,7 @@ import ast
 from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
+from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_names, dotted, is_non_number_constant
 from gradlint.python.flow.syntax import qualified_name, target_names
 from gradlint.python.outline import nodes_in
@@ -139,10 +140,7 @@ class TensorTypes:
 
 def tensor_types(flow) -> TensorTypes:
     """The module's tensor types, kept on its flow."""
-    found = flow.__dict__.get("_tensor_types")
-    if found is None:
-        found = flow.__dict__["_tensor_types"] = TensorTypes(flow)
-    return found
+    return kept_on(flow, "_tensor_types", lambda: TensorTypes(flow))
 
 
 def _reader(known: Set[_Key], function: ast.AST) -> Callable[[str], bool]:

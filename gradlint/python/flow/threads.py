@@ -17,6 +17,7 @@ import ast
 from typing import FrozenSet, Iterable, Optional
 
 from gradlint.python.flow import knowledge as torch_api
+from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.syntax import dotted, keyword, qualified_name, target_names
 from gradlint.python.outline import nodes_in
 
@@ -103,7 +104,4 @@ class HandOffs:
 
 def hand_offs(flow) -> HandOffs:
     """The module's hand-offs, kept on its flow."""
-    found = flow.__dict__.get("_hand_offs")
-    if found is None:
-        found = flow.__dict__["_hand_offs"] = HandOffs(flow)
-    return found
+    return kept_on(flow, "_hand_offs", lambda: HandOffs(flow))

@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Dict, Iterator, List, Optional
 
 from gradlint.python.flow.chosen_guards import chosen_guard_items
+from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, qualified_name
 from gradlint.python.outline import Outline, ScreenGuard, ScreenRegion, nodes_in
 
@@ -186,10 +187,8 @@ def _dict_read(expression: ast.AST):
 def module_guard_regions(outline: Outline) -> List[ScreenRegion]:
     """The inference regions the module's own code turns on: its guards, and torch's guard
     with a mode its callers give."""
-    found = outline.__dict__.get("_module_guard_regions")
-    if found is None:
-        found = outline.__dict__["_module_guard_regions"] = user_guard_regions(outline) + caller_mode_regions(outline)
-    return found
+    return kept_on(outline, "_module_guard_regions",
+                   lambda: user_guard_regions(outline) + caller_mode_regions(outline))
 
 
 def enters_inference_mode(outline: Outline) -> bool:
