@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+import pytest
+
 from gradlint.diagnostics import Finding
 from gradlint.engine import Linter
 from gradlint.frontend import language_for
@@ -40,6 +42,11 @@ _MARKER = re.compile(r"(?:#|//)\s*expect(?P<next>-next-line)?:\s*")
 _PINNED = re.compile(r'\s*(?P<code>GL\d{3}):(?P<column>\d+)\s+"(?P<fragment>[^"\n]+)"\s*')
 _SELECT = re.compile(r"(?:#|//)\s*gradlint:\s*select\s+(?P<codes>GL\d{3}(?:\s*,\s*GL\d{3})*)")
 _UNSAFE = re.compile(r"(?:#|//)\s*gradlint:\s*unsafe-fixes\b")
+
+
+def each_fixture(fixtures: Sequence) -> pytest.MarkDecorator:
+    """Run a test once per fixture, each named by its id."""
+    return pytest.mark.parametrize("fixture", fixtures, ids=[fixture.id for fixture in fixtures])
 
 
 class ExpectationError(ValueError):

@@ -3,27 +3,25 @@ fragment of the message), the full output equals the fixture's snapshot, the fix
 golden file, and fixing the fixed file changes nothing."""
 from __future__ import annotations
 
-import pytest
-
-from fixture_harness import all_fixtures, check_snapshot, findings_of, linter_for, mismatches
+from fixture_harness import all_fixtures, check_snapshot, each_fixture, findings_of, linter_for, mismatches
 from gradlint.frontend import language_for
 
 FIXTURES = all_fixtures()
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
+@each_fixture(FIXTURES)
 def test_findings_match_inline_expectations(fixture):
     problems = mismatches(fixture.expected(), findings_of(fixture))
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
+@each_fixture(FIXTURES)
 def test_output_matches_the_snapshot(fixture, request):
     problem = check_snapshot(fixture.path, findings_of(fixture), request.config.getoption("update_snapshots"))
     assert problem is None, problem
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.id for f in FIXTURES])
+@each_fixture(FIXTURES)
 def test_fix_matches_golden_file_and_is_idempotent(fixture):
     language = language_for(fixture.path)
     linter = linter_for(fixture)

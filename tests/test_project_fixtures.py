@@ -7,27 +7,26 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
-
-from fixture_harness import check_snapshot, mismatches, project_findings, project_fixes, project_fixtures
+from fixture_harness import (check_snapshot, each_fixture, mismatches, project_findings, project_fixes,
+                             project_fixtures)
 
 PROJECTS = project_fixtures()
 
 
-@pytest.mark.parametrize("fixture", PROJECTS, ids=[f.id for f in PROJECTS])
+@each_fixture(PROJECTS)
 def test_findings_across_modules_match_inline_expectations(fixture):
     problems = mismatches(fixture.expected(), project_findings(fixture))
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("fixture", PROJECTS, ids=[f.id for f in PROJECTS])
+@each_fixture(PROJECTS)
 def test_output_across_modules_matches_the_snapshot(fixture, request):
     problem = check_snapshot(fixture.snapshot_path, project_findings(fixture),
                              request.config.getoption("update_snapshots"))
     assert problem is None, problem
 
 
-@pytest.mark.parametrize("fixture", PROJECTS, ids=[f.id for f in PROJECTS])
+@each_fixture(PROJECTS)
 def test_fix_across_modules_matches_the_golden_files_and_is_idempotent(fixture, tmp_path):
     fixed = project_fixes(fixture)
     goldens = fixture.goldens()

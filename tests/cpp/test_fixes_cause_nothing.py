@@ -6,9 +6,7 @@ import importlib.util
 import os
 import sys
 
-import pytest
-
-from fixture_harness import all_fixtures
+from fixture_harness import all_fixtures, each_fixture
 from gradlint.cpp.frontend import CPP
 from gradlint.engine import Linter
 from gradlint.settings import Settings, resolve_selection
@@ -22,7 +20,7 @@ _spec.loader.exec_module(migrations)
 CPP_FIXTURES = [fixture for fixture in all_fixtures() if fixture.id.startswith("cpp" + os.sep)]
 
 
-@pytest.mark.parametrize("fixture", CPP_FIXTURES, ids=[fixture.id for fixture in CPP_FIXTURES])
+@each_fixture(CPP_FIXTURES)
 def test_fixing_a_cpp_fixture_with_every_rule_introduces_no_finding(fixture):
     linter = Linter(Settings(enabled=resolve_selection(["ALL"], [], []), unsafe_fixes=True))
     assert migrations.caused_by_fix(linter, fixture.text, fixture.path, CPP) == []

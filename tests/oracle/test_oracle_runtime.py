@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixture_harness import all_fixtures, project_fixtures
+from fixture_harness import all_fixtures, each_fixture, project_fixtures
 
 pytestmark = pytest.mark.oracle
 
@@ -13,7 +13,7 @@ FIXTURES = all_fixtures()
 PROJECTS = project_fixtures()  # run as `python main.py`, its modules beside it
 
 
-@pytest.mark.parametrize("fixture", FIXTURES + PROJECTS, ids=[fixture.id for fixture in FIXTURES + PROJECTS])
+@each_fixture(FIXTURES + PROJECTS)
 def test_fixture_under_torch(oracle_session, fixture):
     outcome = oracle_session.outcome(fixture.id)
     if outcome.verdict is None:
@@ -25,7 +25,7 @@ def test_fixture_under_torch(oracle_session, fixture):
 CPP_FIXTURES = [fixture for fixture in FIXTURES if fixture.id.startswith("cpp/")]
 
 
-@pytest.mark.parametrize("fixture", CPP_FIXTURES, ids=[fixture.id for fixture in CPP_FIXTURES])
+@each_fixture(CPP_FIXTURES)
 def test_cpp_fixture_and_its_fix_compile(oracle_session, fixture):
     """Every C++ fixture, and gradlint's fix of it (its golden), compiles against the torch
     headers in the oracle's one build, run by the oracle or not; an Objective-C++ one is
@@ -116,7 +116,7 @@ RAISING_PYTHON = [fixture for fixture in FIXTURES + PROJECTS if fixture.id.start
                   and any(expected.code in REPORTED_WHERE_RAISED for expected in fixture.expected())]
 
 
-@pytest.mark.parametrize("fixture", RAISING_PYTHON, ids=[fixture.id for fixture in RAISING_PYTHON])
+@each_fixture(RAISING_PYTHON)
 def test_flow_finding_is_on_the_line_of_the_traceback(oracle_session, fixture):
     """A GL201-GL203 fixture that raises: the program's own line in torch's traceback (inside
     the helper when the helper does the update) is a line the finding is expected on. For a

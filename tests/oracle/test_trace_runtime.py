@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from fixture_harness import ROOT, all_fixtures
+from fixture_harness import ROOT, all_fixtures, each_fixture
 from oracle_core import parse_claim
 from oracle_session import ForkServer
 
@@ -77,7 +77,7 @@ def test_every_fixture_raising_an_inference_tensor_error_marks_its_origin():
     assert len(MARKED) >= 12
 
 
-@pytest.mark.parametrize("fixture", MARKED, ids=[fixture.id for fixture in MARKED])
+@each_fixture(MARKED)
 def test_the_annotation_names_the_fixtures_origin_and_region(runs, fixture):
     claim = CLAIMS[fixture.id]
     _, traced, records = runs[fixture.id]
@@ -93,7 +93,7 @@ def test_the_annotation_names_the_fixtures_origin_and_region(runs, fixture):
     assert f"`gradlint rule {escaped['rule']}`" in notes[0]
 
 
-@pytest.mark.parametrize("fixture", RUNNABLE, ids=[fixture.id for fixture in RUNNABLE])
+@each_fixture(RUNNABLE)
 def test_a_traced_run_prints_what_the_untraced_run_prints(runs, fixture):
     untraced, traced, records = runs[fixture.id]
     assert traced.returncode == untraced.returncode

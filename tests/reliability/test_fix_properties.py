@@ -8,9 +8,7 @@ import random
 import re
 import warnings
 
-import pytest
-
-from fixture_harness import all_fixtures
+from fixture_harness import all_fixtures, each_fixture
 from gradlint.cpp.lexer import lex
 from gradlint.engine import Linter
 from gradlint.frontend import language_for
@@ -50,7 +48,7 @@ def _assert_fix_keeps_the_program(fixture, text: str, label: str) -> None:
     assert twice == once, f"{label}: a second fix changed the fixed text"
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[fixture.id for fixture in FIXTURES])
+@each_fixture(FIXTURES)
 def test_every_fixture_fixes_to_a_program_that_fixing_leaves_alone(fixture):
     _assert_fix_keeps_the_program(fixture, fixture.text, fixture.id)
     if fixture.golden is not None:
@@ -78,7 +76,7 @@ def _mutants(text: str, rng: random.Random):
         yield "".join(line.replace("    ", "\t", 1) for line in lines)  # tabs for the first indent
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[fixture.id for fixture in FIXTURES])
+@each_fixture(FIXTURES)
 def test_mutated_fixtures_still_fix_to_programs_that_fixing_leaves_alone(fixture):
     rng = random.Random(fixture.id)
     mutants = [mutant for mutant in _mutants(fixture.text, rng) if mutant != fixture.text]
