@@ -5,13 +5,13 @@ from __future__ import annotations
 import errno
 import fnmatch
 import functools
-import hashlib
 import os
 import re
 import stat
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
+from gradlint.digest import blake2b
 from gradlint.frontend import language_for
 from gradlint.settings import Settings
 
@@ -252,7 +252,7 @@ def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovere
         if maybe_link and os.path.islink(real):
             real = os.path.realpath(real)
         # A 16-byte digest stands for the real path: a third of its memory in a large tree.
-        key = hashlib.blake2b(real.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key = blake2b(real.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         if key in seen:
             return False
         seen.add(key)

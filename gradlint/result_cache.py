@@ -9,7 +9,6 @@ worst lose each other's new entries.
 """
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import struct
@@ -17,6 +16,7 @@ import time
 from typing import Dict, NamedTuple, Optional, Tuple
 
 from gradlint import __version__
+from gradlint.digest import blake2b
 from gradlint.diagnostics import Edit, Finding, Fix, Position, RelatedLocation, Safety, Severity
 from gradlint.settings import Settings
 
@@ -32,7 +32,7 @@ _DIGEST_SIZE = 16  # of a file's content
 def _code_fingerprint() -> str:
     """The version plus the size and time of every module of the package, so that editing
     a rule (without a version bump) invalidates what it found before."""
-    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    digest = blake2b(__version__.encode(), digest_size=16)
     package = os.path.dirname(os.path.abspath(__file__))
     for folder, subfolders, names in os.walk(package):
         subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
@@ -52,18 +52,18 @@ def configuration_key(settings: Settings) -> str:
         settings.root if settings.per_file_ignores else "",
         str(bool(settings.unsafe_fixes)),
     ]
-    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+    return blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
 
 
 def path_key(absolute_path: str) -> bytes:
     """An index key for a file: a 16-byte digest of its absolute path, a third of the path's
     size in memory (a large tree's index is most of a run's memory). Two paths with one
     digest (a chance of about 2**-128) would only make each other's entries miss."""
-    return hashlib.blake2b(absolute_path.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return blake2b(absolute_path.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def content_hash(raw: bytes) -> bytes:
-    return hashlib.blake2b(raw, digest_size=_DIGEST_SIZE).digest()
+    return blake2b(raw, digest_size=_DIGEST_SIZE).digest()
 
 
 def encode_finding(finding: Finding) -> tuple:
@@ -200,7 +200,7 @@ class ResultCache:
         if not data.startswith(_MAGIC) or len(data) < header:
             return {}
         payload = data[header:]
-        if hashlib.blake2b(payload, digest_size=_CHECKSUM_SIZE).digest() != data[len(_MAGIC):header]:
+        if blake2b(payload, digest_size=_CHECKSUM_SIZE).digest() != data[len(_MAGIC):header]:
             return {}
         try:
             entries = marshal.loads(payload)
@@ -231,7 +231,7 @@ class ResultCache:
         merged.update(self.updates)
         self.updates = {}
         payload = marshal.dumps(merged)
-        checksum = hashlib.blake2b(payload, digest_size=_CHECKSUM_SIZE).digest()
+        checksum = blake2b(payload, digest_size=_CHECKSUM_SIZE).digest()
         try:
             os.makedirs(self.directory, exist_ok=True)
             ignore = os.path.join(self.directory, ".gitignore")

@@ -3,9 +3,7 @@ they are found by walking this package, so a new format is a new module."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
-import inspect
 import pkgutil
 from dataclasses import dataclass, field
 from collections import Counter
@@ -69,6 +67,8 @@ def valid_unicode(text: str) -> str:
 def stable_fingerprints(findings: List[Finding]) -> List[str]:
     """One hash per finding that survives edits elsewhere in the file: no line numbers go
     in, and repeats of one message in one file are told apart by their order."""
+    import hashlib  # only these formats need SHA-256 (and OpenSSL, which `hashlib` loads)
+
     seen: Counter = Counter()
     fingerprints = []
     for finding in findings:
@@ -109,6 +109,8 @@ def cell_place(finding: Finding) -> str:
 @functools.lru_cache(maxsize=1)
 def reporters() -> Dict[str, type]:
     """Every format's reporter, by format name (importing them all)."""
+    import inspect  # only a catalog out of date walks
+
     found = {}
     for module_info in pkgutil.iter_modules(__path__, __name__ + "."):
         module = importlib.import_module(module_info.name)
