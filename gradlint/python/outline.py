@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
@@ -21,6 +22,7 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 from gradlint.collector import collections_held
 from gradlint.diagnostics import Diagnostic, LineIndex
 from gradlint.python.ast_names import dotted_name, statement_bindings
+from gradlint.python.ast_walk import add_children, walk
 from gradlint.python.guards import canonical_guard
 
 FunctionDefinition = Union[ast.FunctionDef, ast.AsyncFunctionDef]
@@ -270,6 +272,42 @@ class Outline:
                          if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
                          and statement.name in method_names)
 
+    def scope_nodes(self, scope: Union[ast.Module, FunctionDefinition]) -> List[ast.AST]:
+        """`nodes_in(scope.body)` for a function or the module, walked once and kept: the
+        flow's questions about a scope (what it binds, assigns, returns) read this list."""
+        found = self._scope_nodes.get(id(scope))
+        if found is None:
+            found = self._scope_nodes[id(scope)] = list(nodes_in(scope.body))
+        return found
+
+    @cached_property
+    def _scope_nodes(self) -> Dict[int, List[ast.AST]]:
+        return {}
+
+    @cached_property
+    def name_reads(self) -> Counter:
+        """How often each name is read anywhere in the module, as a name or an attribute."""
+        return self._module_index[0]
+
+    def calls_named(self, name: str) -> List[ast.Call]:
+        """Every call in the module of a plain name (`f(...)`), nested scopes included."""
+        return self._module_index[1].get(name, [])
+
+    @cached_property
+    def _module_index(self) -> Tuple[Counter, Dict[str, List[ast.Call]]]:
+        """One walk of the whole module for the questions asked of all of it."""
+        reads: Counter = Counter()
+        calls: Dict[str, List[ast.Call]] = {}
+        for node in walk(self.module):
+            node_type = type(node)
+            if node_type is ast.Name:
+                reads[node.id] += 1
+            elif node_type is ast.Attribute:
+                reads[node.attr] += 1
+            elif node_type is ast.Call and type(node.func) is ast.Name:
+                calls.setdefault(node.func.id, []).append(node)
+        return reads, calls
+
     def subclasses_of(self, bases: FrozenSet[str]) -> Iterator[ast.ClassDef]:
         for klass, _ in self.statements_of(ast.ClassDef):
             if any(self.qualified_names(base) & bases for base in klass.bases):
@@ -313,14 +351,15 @@ def is_compound(statement: ast.stmt) -> bool:
 
 
 def nodes_in(statements: List[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node in `statements`, not entering nested functions, lambdas or classes."""
+    """Every node in `statements`, not entering nested functions, lambdas or classes
+    (context and operator tokens left out: `gradlint.python.ast_walk`)."""
     stack: List[ast.AST] = list(reversed(statements))
+    pop = stack.pop
     while stack:
-        node = stack.pop()
+        node = pop()
         yield node
-        if isinstance(node, _NESTED_SCOPES):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
+        if not isinstance(node, _NESTED_SCOPES):
+            add_children(node, stack)
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,10 @@ from gradlint.python.flow.objects import ObjectRules, class_of_value, container_
 from gradlint.python.flow.training import TrainingReach
 from gradlint.python.flow.tensor_types import tensor_types
 from gradlint.python.flow.types import ModuleTypes
+from gradlint.python.flow.untracked import UntrackedSources
 from gradlint.python.flow.user_guards import module_guard_regions
 from gradlint.python.flow.values import FlowEvent, Kind, State, Summary, Taint
-from gradlint.python.outline import Outline, ScreenRegion
+from gradlint.python.outline import Outline, ScreenRegion, nodes_in
 
 FunctionNode = ast.AST  # ast.FunctionDef or ast.AsyncFunctionDef
 _Scopes = Iterator[Tuple[Optional[FunctionNode], Optional[str], Sequence[ast.stmt]]]
@@ -60,6 +61,7 @@ class InferenceFlow:
         self.item_regions: Dict[int, ScreenRegion] = {}
         self.decorator_regions: Dict[int, List[ScreenRegion]] = {}
         self.user_regions = module_guard_regions(outline)
+        self.scopes_with_regions = set()  # id of the function (of None: the module) a `with` region is in
         for region in [*outline.regions, *self.user_regions]:
             if region.guard.inference is None:
                 continue
@@ -67,6 +69,7 @@ class InferenceFlow:
                 self.decorator_regions.setdefault(id(region.owner), []).append(region)
             else:
                 self.item_regions.setdefault(id(region.guard.node), region)
+                self.scopes_with_regions.add(id(region.function))
         self.summaries: Dict[FunctionNode, Summary] = {}
         self.has_parameter_stores = False  # some summary stores into a parameter: calls to look at
         self.attribute_taints: Dict[str, State] = {}  # class name -> `self.x` taints
@@ -83,6 +86,7 @@ class InferenceFlow:
         self._effects: Dict[int, State] = {}  # a function -> the `self.` attributes it leaves under the mode
         self._class_of = {id(function): klass for function, klass in self._scope_list}
         self._facts: Dict[int, ExpressionFacts] = {}
+        self._callees: Dict[Tuple[int, Optional[str], int], Tuple[ast.Call, Optional[FunctionNode]]] = {}
         self._class_containers: Dict[str, frozenset] = {}
         self._parameter_classes: Dict[int, Dict[str, str]] = {}
         # names bound to other checked modules' summaries (`gradlint.python.project`), when
@@ -220,7 +224,7 @@ class InferenceFlow:
 
     @cached_property
     def callback_parameters(self) -> Dict[int, FrozenSet[str]]:
-        return callback_parameters(self.outline.module, self.functions)
+        return callback_parameters(self.outline, self.functions)
 
     @cached_property
     def caches(self) -> LazyCaches:
@@ -299,15 +303,15 @@ class InferenceFlow:
     @cached_property
     def module_containers(self) -> frozenset:
         """Top-level names bound to a dict or list written out (module-level caches)."""
-        return container_names(statement for statement in self.outline.module.body
-                               if isinstance(statement, (ast.Assign, ast.AnnAssign)))
+        return container_names(nodes_in([statement for statement in self.outline.module.body
+                                         if isinstance(statement, (ast.Assign, ast.AnnAssign))]))
 
     def class_containers(self, klass: str) -> frozenset:
         found = self._class_containers.get(klass)
         if found is None:
             found = self._class_containers[klass] = frozenset(
                 name for (owner, _), method in self.methods.items() if owner == klass
-                for name in container_names(method.body) if name.startswith("self."))
+                for name in container_names(self.outline.scope_nodes(method)) if name.startswith("self."))
         return found
 
     def facts(self, expression: ast.AST) -> ExpressionFacts:
@@ -342,9 +346,16 @@ class InferenceFlow:
             summaries: Dict[FunctionNode, Summary] = {}
             attributes: Dict[str, State] = {}
             caches: State = {}
+            # (summarizing for importers, a scope's callees are what is walked next: all are walked)
+            untracked = UntrackedSources(self) if self._summarizing is None else None
             for function, klass, body in self._scopes(results):
                 result = results.get(id(function))
-                if result is None or result.inputs != self._inputs(function, result.callees, klass, result.classes_read):
+                if result is not None and result.inputs is not _UNTRACKED and result.inputs == self._inputs(
+                        function, result.callees, klass, result.classes_read):
+                    pass  # what it read is as it was: the same walk
+                elif untracked is not None and untracked.holds_nothing(function, klass):
+                    result = results[id(function)] = _ScopeResult(Summary(), {}, {}, [], set(), _UNTRACKED, {})
+                else:
                     under = self.walks_under(function)
                     scope = Scope(self, function, klass, body, called_under_mode=under)
                     if under:
@@ -414,7 +425,16 @@ class InferenceFlow:
         """The function of this module a call runs, when the code shows which: a function by
         its name, `Cls(...)` (its `__init__`), `self.m(...)`, a method of an object whose class
         the assignments show (`receivers`), a module's `forward` when the called value is an
-        instance of a module class (`self.rotary_emb(n)`, `model(x)`)."""
+        instance of a module class (`self.rotary_emb(n)`, `model(x)`). What the syntax says
+        does not change: each call is resolved once per scope."""
+        key = (id(call), klass, id(function))
+        known = self._callees.get(key)
+        if known is None:
+            known = self._callees[key] = (call, self._resolved_callee(call, klass, function))  # the call kept: its id stays its own
+        return known[1]
+
+    def _resolved_callee(self, call: ast.Call, klass: Optional[str], function: Optional[FunctionNode]
+                         ) -> Optional[FunctionNode]:
         func = call.func
         if isinstance(func, ast.Name):
             nested = self._nested_function(func.id, function)
@@ -496,6 +516,9 @@ class InferenceFlow:
             or (isinstance(call.func, ast.Attribute) and (params[0] in ("self", "cls") or call.func.attr == "apply"))
             or (callee.name == "__init__" and params[0] == "self"))
         return params[1:] if skips_first else params
+
+
+_UNTRACKED = ("untracked",)  # the inputs of a scope not walked (`untracked`): asked again each pass
 
 
 @dataclass

@@ -7,19 +7,18 @@ import ast
 from typing import Dict, FrozenSet, Set
 
 from gradlint.python.flow.syntax import parameter_names
+from gradlint.python.outline import Outline
 
 
-def callback_parameters(module: ast.Module, functions: Dict[str, ast.AST]) -> Dict[int, FrozenSet[str]]:
+def callback_parameters(outline: Outline, functions: Dict[str, ast.AST]) -> Dict[int, FrozenSet[str]]:
     """id(function) -> its parameters some call in the module passes a lambda or a function."""
     found: Dict[int, Set[str]] = {}
-    for node in ast.walk(module):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions):
-            continue
-        callee = functions[node.func.id]
+    for function_name, callee in functions.items():
         params = parameter_names(callee)
-        passed = list(zip(params, node.args)) + [(item.arg, item.value) for item in node.keywords]
-        for name, argument in passed:
-            if name is not None and (isinstance(argument, ast.Lambda) or (
-                    isinstance(argument, ast.Name) and argument.id in functions)):
-                found.setdefault(id(callee), set()).add(name)
+        for node in outline.calls_named(function_name):
+            passed = list(zip(params, node.args)) + [(item.arg, item.value) for item in node.keywords]
+            for name, argument in passed:
+                if name is not None and (isinstance(argument, ast.Lambda) or (
+                        isinstance(argument, ast.Name) and argument.id in functions)):
+                    found.setdefault(id(callee), set()).add(name)
     return {key: frozenset(names) for key, names in found.items()}

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections import Counter
 from functools import cached_property
 from typing import Dict, List, Optional, Tuple
 
@@ -153,18 +152,7 @@ class CallContexts:
     def named_elsewhere(self, function: ast.AST, calls: int) -> bool:
         """Whether the name is read other than by its calls (a callback, a reference kept for
         later): then calls the flow cannot see may run it."""
-        return function.name != "__init__" and self._name_reads[function.name] > calls
-
-    @cached_property
-    def _name_reads(self) -> Counter:
-        """How often each name is read in the module, as a name or an attribute."""
-        found: Counter = Counter()
-        for node in ast.walk(self.flow.outline.module):
-            if isinstance(node, ast.Name):
-                found[node.id] += 1
-            elif isinstance(node, ast.Attribute):
-                found[node.attr] += 1
-        return found
+        return function.name != "__init__" and self.flow.outline.name_reads[function.name] > calls
 
     def runs_outside(self, function: Optional[ast.AST]) -> bool:
         """Whether the code shows `function` (None: the module's top level) running outside the mode."""

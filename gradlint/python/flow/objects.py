@@ -25,7 +25,6 @@ from typing import Dict, FrozenSet, Optional
 
 from gradlint.python.flow.syntax import all_parameter_names, dotted, target_names
 from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse
-from gradlint.python.outline import nodes_in
 
 _CONTAINER_DISPLAYS = (ast.Dict, ast.List, ast.DictComp, ast.ListComp)
 _CONTAINER_FACTORIES = ("dict", "list", "defaultdict", "OrderedDict", "deque")
@@ -41,10 +40,11 @@ def builds_container(value: Optional[ast.AST]) -> bool:
     return False
 
 
-def container_names(statements) -> FrozenSet[str]:
-    """The dotted names these statements bind to a dict or list written out."""
+def container_names(nodes) -> FrozenSet[str]:
+    """The dotted names these nodes (a walk of statements: `nodes_in`) bind to a dict or list
+    written out."""
     found = set()
-    for node in nodes_in(list(statements)):
+    for node in nodes:
         if isinstance(node, ast.Assign) and builds_container(node.value):
             for target in node.targets:
                 found.update(target_names(target))
@@ -53,7 +53,7 @@ def container_names(statements) -> FrozenSet[str]:
     return frozenset(found)
 
 
-def local_names(function: Optional[ast.AST]) -> FrozenSet[str]:
+def local_names(outline, function: Optional[ast.AST]) -> FrozenSet[str]:
     """The names a function binds itself (its parameters, what it assigns), not those it
     declares `global`: the others are the module's."""
     if function is None:
@@ -61,7 +61,7 @@ def local_names(function: Optional[ast.AST]) -> FrozenSet[str]:
     arguments = function.args
     found = {argument.arg for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
     declared = set()
-    for node in nodes_in(list(function.body)):
+    for node in outline.scope_nodes(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             found.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -73,7 +73,7 @@ def module_caches(flow, function: Optional[ast.AST], state: State) -> State:
     """What `state` holds in the module's own dicts and lists (`_CACHE[key] = t` in a function)."""
     if not flow.module_containers:
         return {}
-    own = local_names(function)
+    own = local_names(flow.outline, function)
     return {key: taint for key, taint in state.items()
             if key in flow.module_containers and key not in own and taint.param is None}
 
@@ -84,9 +84,9 @@ def attributes_below(state: State, key: str) -> Dict[str, Taint]:
     return {name[len(prefix):]: taint for name, taint in state.items() if name.startswith(prefix)}
 
 
-def returns_self(method: ast.AST) -> bool:
+def returns_self(outline, method: ast.AST) -> bool:
     """Every `return` of the method returns `self` (`def load(self): ...; return self`)."""
-    returns = [node for node in nodes_in(list(method.body)) if isinstance(node, ast.Return)]
+    returns = [node for node in outline.scope_nodes(method) if isinstance(node, ast.Return)]
     return bool(returns) and all(isinstance(node.value, ast.Name) and node.value.id == "self" for node in returns)
 
 
@@ -103,7 +103,7 @@ def class_of_value(flow, value: ast.AST) -> Optional[str]:
     if isinstance(func, ast.Attribute):
         klass = class_of_value(flow, func.value)
         method = flow.methods.get((klass, func.attr)) if klass is not None else None
-        if method is not None and returns_self(method):
+        if method is not None and returns_self(flow.outline, method):
             return klass
     return None
 
@@ -153,7 +153,7 @@ class ObjectRules:
     def seed_module_caches(self, state: State) -> None:
         """The module's dicts and lists hold what functions put in them under the mode, for
         code that runs outside it."""
-        own = local_names(self.function)
+        own = local_names(self.outline, self.function)
         for key, taint in self.flow.cache_taints.items():
             if key not in own:
                 state[key] = taint
@@ -216,7 +216,7 @@ class ObjectRules:
         if found is None:
             found = self.flow.module_containers
             if self.function is not None:
-                found = found | container_names(self.function.body)
+                found = found | container_names(self.outline.scope_nodes(self.function))
             if self.klass is not None:
                 found = found | self.flow.class_containers(self.klass)
             self.__dict__["_known_containers"] = found

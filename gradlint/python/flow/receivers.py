@@ -17,7 +17,6 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, parameter_names, qualified_name, target_names
-from gradlint.python.outline import nodes_in
 
 _Binding = Tuple[ast.AST, Optional[ast.AST], bool]  # (value, the function it is bound in, an element of it)
 _CONTAINER_DISPLAYS = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp, ast.Dict)
@@ -99,8 +98,8 @@ class Receivers:
         """name -> what the function's own statements (the module's top level) bind it to."""
         found = self._bindings.get(id(function))
         if found is None:
-            body = function.body if function is not None else self.outline.module.body
-            found = self._bindings[id(function)] = _bindings_in(body, function)
+            scope = function if function is not None else self.outline.module
+            found = self._bindings[id(function)] = _bindings_in(self.outline.scope_nodes(scope), function)
         return found
 
     def bindings_in(self, function: Optional[ast.AST]) -> Dict[str, List[_Binding]]:
@@ -211,9 +210,9 @@ class Receivers:
         return frozenset(found)
 
 
-def _bindings_in(body: List[ast.stmt], function: Optional[ast.AST]) -> Dict[str, List[_Binding]]:
+def _bindings_in(nodes: List[ast.AST], function: Optional[ast.AST]) -> Dict[str, List[_Binding]]:
     found: Dict[str, List[_Binding]] = {}
-    for node in nodes_in(list(body)):
+    for node in nodes:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, (ast.Name, ast.Attribute)):

@@ -15,7 +15,6 @@ from typing import List, Sequence
 from gradlint.python.flow.caches import registered_buffer
 from gradlint.python.flow.named_attributes import named_attributes
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, is_literal, is_true, target_names
-from gradlint.python.outline import nodes_in
 from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse, element_of, join
 
 MAX_LOOP_ROUNDS = 4
@@ -286,7 +285,7 @@ class StatementTransfer:
         """Names this scope binds only to number literals (and updates with `+=`)."""
         if self._numbers is None:
             literal, other = set(), set()
-            for node in nodes_in(list(self.body)):
+            for node in self.outline.scope_nodes(self.function if self.function is not None else self.outline.module):
                 if isinstance(node, ast.Assign):
                     for target in node.targets:
                         numbers = is_literal(node.value) or (  # `a, b = 0, 0`

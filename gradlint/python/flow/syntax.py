@@ -5,6 +5,7 @@ import ast
 from dataclasses import dataclass
 from typing import FrozenSet, Iterator, List, Optional, Tuple
 
+from gradlint.python.ast_walk import child_nodes
 from gradlint.python.outline import Outline, dotted_name
 
 FUNCTION_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -89,6 +90,7 @@ def contains(outer: ast.AST, inner: ast.AST) -> bool:
 
 
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_NOT_ENTERED = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef})
 VERSION_ATTRIBUTE = "_version"
 
 
@@ -110,12 +112,13 @@ def expression_facts(expression: ast.AST) -> ExpressionFacts:
     stack = [expression]
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+        node_type = type(node)
+        if node_type in _NOT_ENTERED:
             continue
-        if isinstance(node, ast.Name):
+        if node_type is ast.Name:
             names.add(node.id)
             continue
-        if isinstance(node, ast.Call):
+        if node_type is ast.Call:
             operations.append(node)
             if isinstance(node.func, ast.Attribute) and node.func.attr in CONTAINER_FILL_METHODS:
                 fills.append(node)
@@ -125,6 +128,6 @@ def expression_facts(expression: ast.AST) -> ExpressionFacts:
             comprehensions.append(node)
         elif isinstance(node, ast.Attribute) and node.attr == VERSION_ATTRIBUTE:
             version_reads.append(node)
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        stack.extend(reversed(child_nodes(node)))
     return ExpressionFacts(frozenset(names), tuple(operations), tuple(fills), tuple(comprehensions),
                            tuple(version_reads))

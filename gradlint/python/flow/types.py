@@ -15,7 +15,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.callers import Callers
 from gradlint.python.flow.syntax import dotted, parameter_names, qualified_name, target_names
-from gradlint.python.outline import Outline, nodes_in
+from gradlint.python.outline import Outline
 
 
 def builds_module(outline: Outline, value: ast.AST, module_classes: FrozenSet[str],
@@ -49,17 +49,17 @@ class ModuleTypes:
         self._classes_methods = classes_methods
         self.callers = callers
         self._class_of = class_of
-        self.top = self._collect(outline.module.body, frozenset())
+        self.top = self._collect(outline.module, frozenset())
         self._own: Dict[int, FrozenSet[str]] = {}
         self._class_names: Dict[str, FrozenSet[str]] = {}
         self._typed_parameters: Dict[int, FrozenSet[str]] = {}
         self._visiting: Set[int] = set()
 
-    def _collect(self, body: List[ast.stmt], base: FrozenSet[str]) -> FrozenSet[str]:
+    def _collect(self, scope: ast.AST, base: FrozenSet[str]) -> FrozenSet[str]:
         names: Set[str] = set()
         known = lambda key: key in names or key in base  # noqa: E731
-        for node in nodes_in(list(body)):
-            if isinstance(node, ast.Assign) and (known(dotted(node.value) or "") or builds_module(
+        for node in self.outline.scope_nodes(scope):
+            if type(node) is ast.Assign and (known(dotted(node.value) or "") or builds_module(
                     self.outline, node.value, self.module_classes, known)):  # `self.encoder = encoder`
                 for target in node.targets:
                     names.update(target_names(target))
@@ -70,7 +70,7 @@ class ModuleTypes:
         if found is None:
             self._own[id(function)] = self.top  # a recursive question: what is known so far
             base = self.top | self._parameters(function) if self._called_by_name(function) else self.top
-            found = self._own[id(function)] = self._collect(function.body, base) | base
+            found = self._own[id(function)] = self._collect(function, base) | base
         return found
 
     def _called_by_name(self, function: ast.AST) -> bool:

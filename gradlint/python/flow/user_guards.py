@@ -130,8 +130,7 @@ def _mode_from_callers(outline: Outline, expression: ast.AST, function: ast.AST)
     `expression`, read with the call's arguments for the parameters, literally True."""
     params = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
     defaults = dict(zip(reversed(params), reversed(function.args.defaults)))
-    calls = [node for node in ast.walk(outline.module) if isinstance(node, ast.Call)
-             and isinstance(node.func, ast.Name) and node.func.id == function.name]
+    calls = outline.calls_named(function.name)
     if not calls or not any(isinstance(node, ast.Name) and node.id in params for node in ast.walk(expression)):
         return False
     for call in calls:

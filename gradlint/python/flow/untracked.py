@@ -1,0 +1,70 @@
+"""Scopes whose walk cannot track a value, and so are not walked.
+
+An inference tensor is made only under inference mode, so a scope that runs outside the
+mode tracks a value only if one comes in: a parameter (a summary's seed), an attribute of
+`self` or of an object whose class holds tracked attributes, a module cache filled under
+the mode, an inference region of its own, or a call whose function returns or stores a
+tracked value. A scope with none of these starts with an empty state and keeps it empty,
+statement by statement: nothing it does can be rejected, its summary is empty and it leaves
+nothing behind, which is what walking it would find. In a large test module most scopes
+are such (`def test_x(self):` with no region), and not walking them is most of the saving.
+
+The calls are looked at by name: a call can only run a function of its own name, or the
+`__init__` of the class it names, or a module's `forward` (`model(x)`); imported
+functions are asked as the walk asks them. `tests/python/test_flow_untracked.py` holds the
+flow with this test to the flow without it on every fixture.
+"""
+from __future__ import annotations
+
+import ast
+from typing import FrozenSet, Optional
+
+from gradlint.python.flow.objects import class_of_value
+from gradlint.python.flow.syntax import all_parameter_names
+
+
+class UntrackedSources:
+    """What the last pass left that a scope could read a tracked value from."""
+
+    def __init__(self, flow) -> None:
+        self.flow = flow
+        self._returning: FrozenSet[str] = frozenset(
+            function.name for function, summary in flow.summaries.items()
+            if summary.returns is not None or summary.returns_shape is not None or summary.stores or summary.converts)
+        self._holding: FrozenSet[str] = frozenset(
+            name for pool in (flow.attribute_taints, flow.called_attributes) for name, state in pool.items() if state)
+        self._any_call = "forward" in self._returning  # `model(x)` may run any module's forward
+        self._classes_returning = "__init__" in self._returning  # `Cls(...)` runs `__init__`
+
+    def holds_nothing(self, function: Optional[ast.AST], klass: Optional[str]) -> bool:
+        """Whether walking the scope (`function`, None for the module's top level) cannot
+        track anything this pass."""
+        flow = self.flow
+        if flow.cache_taints or id(function) in flow.scopes_with_regions:
+            return False
+        if function is not None:
+            if id(function) in flow.decorator_regions or flow.walks_under(function):
+                return False
+            if any(name not in ("self", "cls") for name in all_parameter_names(function)):
+                return False
+            if klass is not None and klass in self._holding:
+                return False
+        scope = function if function is not None else flow.outline.module
+        return not any(self._may_bring(call) for call in flow.callers.calls(scope))
+
+    def _may_bring(self, call: ast.Call) -> bool:
+        """Whether `call` may give the scope a tracked value: what it returns or stores, an
+        object of a class holding tracked attributes."""
+        if self._any_call:
+            return True
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name is None:
+            return False  # `fns[0](x)`: the flow follows no such call
+        if name in self._returning or (self._classes_returning and name in self.flow.classes):
+            return True
+        if self.flow.imported is not None:
+            imported = self.flow.imported_function(call)
+            if imported is not None and imported.returns is not None:
+                return True
+        return bool(self._holding) and class_of_value(self.flow, call) in self._holding

@@ -1,0 +1,99 @@
+"""The flow's work on a module grows with what can hold a tracked value, not with the module:
+scopes that cannot track anything are not walked (`gradlint.python.flow.untracked`), and
+not walking them changes nothing the flow finds. Work is counted (scopes walked,
+statements transferred), never timed."""
+import glob
+import os
+
+import pytest
+
+from gradlint.python.flow import analysis, untracked
+from gradlint.python.flow.analysis import InferenceFlow
+from gradlint.python.outline import parse_outline
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYTHON_FIXTURES = sorted(glob.glob(os.path.join(ROOT, "fixtures", "python", "**", "*.py"), recursive=True)
+                         + glob.glob(os.path.join(ROOT, "bench", "bug_reports", "**", "*.py"), recursive=True))
+
+
+def _where(node):
+    return (type(node).__name__, getattr(node, "lineno", None), getattr(node, "col_offset", None))
+
+
+def _found(flow: InferenceFlow):
+    """Everything the flow's readers see: events, summaries, regions' exit states, attributes."""
+    events = sorted((event.kind, _where(event.node), _where(event.subject), event.taint.kind.value,
+                     _where(event.taint.origin), event.taint.certain,
+                     None if event.inner is None else _where(event.inner.raised)) for event in flow.events)
+    summaries = sorted((_where(function), repr(summary.key())) for function, summary in flow.summaries.items())
+    exits = sorted((_where(statement), sorted(state)) for statement, state in flow.region_exits.items())
+    attributes = sorted((klass, sorted(state)) for klass, state in flow.attribute_taints.items())
+    return events, summaries, exits, attributes
+
+
+@pytest.mark.parametrize("path", PYTHON_FIXTURES, ids=lambda path: os.path.relpath(path, ROOT))
+def test_scopes_left_unwalked_change_nothing(path, monkeypatch):
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    skipping = _found(InferenceFlow(parse_outline(text)))
+    monkeypatch.setattr(untracked.UntrackedSources, "holds_nothing", lambda self, function, klass: False)
+    walking = _found(InferenceFlow(parse_outline(text)))
+    assert skipping == walking
+
+
+def _module(tests: int, helpers: int) -> str:
+    """A test module: one test that makes an inference tensor and updates it, `tests` tests
+    that only check outputs, `helpers` helpers taking a tensor."""
+    parts = ["import torch", "import unittest", "", "",
+             "class TestOps(unittest.TestCase):",
+             "    def test_inference_update(self):",
+             "        with torch.inference_mode():",
+             "            t = torch.ones(3)",
+             "        t.add_(1)", ""]
+    for index in range(tests):
+        parts += [f"    def test_sum_{index}(self):",
+                  f"        x = torch.arange({index + 2}).float()",
+                  "        y = x * 2 + 1",
+                  "        self.assertEqual(y.sum().item(), (x.sum() * 2 + len(x)).item())", ""]
+    for index in range(helpers):
+        parts += ["", f"def scale_{index}(x, factor):", "    y = x * factor", "    y.add_(1)", "    return y"]
+    return "\n".join(parts) + "\n"
+
+
+@pytest.fixture
+def work(monkeypatch):
+    """Counts of scopes walked and statements transferred while the flow runs."""
+    counts = {"scopes": 0, "statements": 0}
+    run, transfer = analysis.Scope.run, analysis.Scope.transfer
+
+    def counting_run(self):
+        counts["scopes"] += 1
+        return run(self)
+
+    def counting_transfer(self, statement, state):
+        counts["statements"] += 1
+        return transfer(self, statement, state)
+
+    monkeypatch.setattr(analysis.Scope, "run", counting_run)
+    monkeypatch.setattr(analysis.Scope, "transfer", counting_transfer)
+
+    def measure(text: str):
+        counts.update(scopes=0, statements=0)
+        flow = InferenceFlow(parse_outline(text))
+        return dict(counts), sorted((event.kind, event.node.lineno) for event in flow.events)
+    return measure
+
+
+def test_tests_that_cannot_track_anything_cost_no_walk(work):
+    few, few_events = work(_module(tests=5, helpers=0))
+    many, many_events = work(_module(tests=500, helpers=0))
+    assert few_events == many_events == [("mutate", 9)]
+    assert many == few  # only the test with a region is walked
+
+
+def test_scopes_that_can_track_cost_in_proportion(work):
+    counts = [work(_module(tests=0, helpers=helpers))[0] for helpers in (10, 20, 30)]
+    scopes = [count["scopes"] for count in counts]
+    statements = [count["statements"] for count in counts]
+    assert scopes[1] - scopes[0] == scopes[2] - scopes[1] == 10
+    assert statements[1] - statements[0] == statements[2] - statements[1] > 0
