@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
+from gradlint.python.ast_walk import child_nodes
 from gradlint.python.imports import import_bindings
 from gradlint.python.scoped_names import CLASS, COMPREHENSION, FUNCTION, ScopedNames, Syntax
 
@@ -146,7 +147,7 @@ class Parents:
         stack = [self.module]
         while stack:
             node = stack.pop()
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 self._parents[id(child)] = node
                 if child is target:
                     return
@@ -158,4 +159,4 @@ class Parents:
 
 def scoped_names(module: ast.Module, parents: Optional[Callable[[ast.AST], Optional[ast.AST]]] = None) -> ScopedNames:
     """The module's names by scope (`parents`: the module's `Parents`, shared with the outline)."""
-    return ScopedNames(_SYNTAX, module, parents or Parents(module), _rank, lambda node: list(ast.iter_child_nodes(node)))
+    return ScopedNames(_SYNTAX, module, parents or Parents(module), _rank, child_nodes)

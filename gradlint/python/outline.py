@@ -22,8 +22,9 @@ from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tup
 from gradlint.collector import collections_held
 from gradlint.diagnostics import Diagnostic, LineIndex
 from gradlint.python.ast_names import dotted_name, statement_bindings
-from gradlint.python.ast_walk import add_children, walk
+from gradlint.python.ast_walk import add_children
 from gradlint.python.guards import canonical_guard
+from gradlint.python.scope_walk import ScopeWalk, walk_scope
 
 FunctionDefinition = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -272,41 +273,47 @@ class Outline:
                          if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
                          and statement.name in method_names)
 
-    def scope_nodes(self, scope: Union[ast.Module, FunctionDefinition]) -> List[ast.AST]:
-        """`nodes_in(scope.body)` for a function or the module, walked once and kept: the
-        flow's questions about a scope (what it binds, assigns, returns) read this list."""
-        found = self._scope_nodes.get(id(scope))
+    def scope_walk(self, scope: Union[ast.Module, FunctionDefinition]) -> ScopeWalk:
+        """A function's (or the module's) nodes, calls and names read, walked once and kept
+        (`gradlint.python.scope_walk`): the flow's questions about a scope read these."""
+        found = self._scope_walks.get(id(scope))
         if found is None:
-            found = self._scope_nodes[id(scope)] = list(nodes_in(scope.body))
+            found = self._scope_walks[id(scope)] = walk_scope(scope)
         return found
 
+    def scope_nodes(self, scope: Union[ast.Module, FunctionDefinition]) -> List[ast.AST]:
+        """`nodes_in(scope.body)`."""
+        return self.scope_walk(scope).nodes
+
     @cached_property
-    def _scope_nodes(self) -> Dict[int, List[ast.AST]]:
+    def _scope_walks(self) -> Dict[int, ScopeWalk]:
         return {}
+
+    def _every_scope(self) -> List[Union[ast.Module, FunctionDefinition]]:
+        return [self.module, *(function for function, _ in self.statements_of(ast.FunctionDef, ast.AsyncFunctionDef))]
 
     @cached_property
     def name_reads(self) -> Counter:
         """How often each name is read anywhere in the module, as a name or an attribute."""
-        return self._module_index[0]
+        reads: Counter = Counter()
+        for scope in self._every_scope():
+            reads.update(self.scope_walk(scope).reads)
+        return reads
 
     def calls_named(self, name: str) -> List[ast.Call]:
         """Every call in the module of a plain name (`f(...)`), nested scopes included."""
-        return self._module_index[1].get(name, [])
+        return self._calls_by_name.get(name, [])
 
     @cached_property
-    def _module_index(self) -> Tuple[Counter, Dict[str, List[ast.Call]]]:
-        """One walk of the whole module for the questions asked of all of it."""
-        reads: Counter = Counter()
-        calls: Dict[str, List[ast.Call]] = {}
-        for node in walk(self.module):
-            node_type = type(node)
-            if node_type is ast.Name:
-                reads[node.id] += 1
-            elif node_type is ast.Attribute:
-                reads[node.attr] += 1
-            elif node_type is ast.Call and type(node.func) is ast.Name:
-                calls.setdefault(node.func.id, []).append(node)
-        return reads, calls
+    def _calls_by_name(self) -> Dict[str, List[ast.Call]]:
+        found: Dict[str, List[ast.Call]] = {}
+        seen = set()  # a nested function's decorators and defaults are its scope's and the outer one's
+        for scope in self._every_scope():
+            for call in self.scope_walk(scope).calls:
+                if type(call.func) is ast.Name and id(call) not in seen:
+                    seen.add(id(call))
+                    found.setdefault(call.func.id, []).append(call)
+        return found
 
     def subclasses_of(self, bases: FrozenSet[str]) -> Iterator[ast.ClassDef]:
         for klass, _ in self.statements_of(ast.ClassDef):

@@ -224,7 +224,9 @@ class InferenceFlow:
 
     @cached_property
     def callback_parameters(self) -> Dict[int, FrozenSet[str]]:
-        return callback_parameters(self.outline, self.functions)
+        # every call of the module: each scope's own (`callers.calls`), read once for training too
+        every = (call for scope in [self.outline.module, *self.function_list] for call in self.callers.calls(scope))
+        return callback_parameters(every, self.functions)
 
     @cached_property
     def caches(self) -> LazyCaches:

@@ -4,18 +4,19 @@ parameter runs Python code, not a module's forward, so it saves nothing for back
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Set
+from typing import Dict, FrozenSet, Iterable, Set
 
 from gradlint.python.flow.syntax import parameter_names
-from gradlint.python.outline import Outline
 
 
-def callback_parameters(outline: Outline, functions: Dict[str, ast.AST]) -> Dict[int, FrozenSet[str]]:
-    """id(function) -> its parameters some call in the module passes a lambda or a function."""
+def callback_parameters(calls: Iterable[ast.Call], functions: Dict[str, ast.AST]) -> Dict[int, FrozenSet[str]]:
+    """id(function) -> its parameters some call in the module (`calls`: every one of them, any
+    more than once) passes a lambda or a function."""
     found: Dict[int, Set[str]] = {}
-    for function_name, callee in functions.items():
-        params = parameter_names(callee)
-        for node in outline.calls_named(function_name):
+    for node in calls:
+        if isinstance(node.func, ast.Name) and node.func.id in functions:
+            callee = functions[node.func.id]
+            params = parameter_names(callee)
             passed = list(zip(params, node.args)) + [(item.arg, item.value) for item in node.keywords]
             for name, argument in passed:
                 if name is not None and (isinstance(argument, ast.Lambda) or (

@@ -6,29 +6,10 @@ from __future__ import annotations
 import ast
 import re
 from functools import cached_property
-from typing import Dict, Iterator, List, Sequence
+from typing import Dict, List, Sequence
 
 from gradlint.diagnostics import LineIndex
-from gradlint.python.ast_walk import add_children, child_nodes
-from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS
 from gradlint.python.outline import Outline
-
-
-def calls_of(scope: ast.AST) -> Iterator[ast.Call]:
-    """The calls a function definition (or the module) makes itself: in its body, lambdas
-    and classes included, nested functions left to themselves."""
-    stack = child_nodes(scope)
-    pop = stack.pop
-    while stack:
-        node = pop()
-        if isinstance(node, FUNCTION_DEFINITIONS):
-            stack.extend(node.decorator_list)  # decorators and defaults run in the outer scope
-            stack.extend(node.args.defaults)
-            continue
-        if type(node) is ast.Call:
-            yield node
-        add_children(node, stack)
-
 
 _CALL_TEXT = re.compile(r"(?<!\w)(\w+)\s*\(")
 
@@ -37,7 +18,6 @@ class Callers:
     def __init__(self, outline: Outline, scopes: Sequence[ast.AST]) -> None:
         self.outline = outline
         self._scopes = scopes
-        self._calls: Dict[int, List[ast.Call]] = {}
         self._callers: Dict[str, List[ast.AST]] = {}
 
     @cached_property
@@ -65,10 +45,9 @@ class Callers:
         return found
 
     def calls(self, scope: ast.AST) -> List[ast.Call]:
-        found = self._calls.get(id(scope))
-        if found is None:
-            found = self._calls[id(scope)] = list(calls_of(scope))
-        return found
+        """The calls a function definition (or the module) makes itself: in its body, lambdas
+        and classes included, nested functions left to themselves (`scope_walk`)."""
+        return self.outline.scope_walk(scope).calls
 
     @cached_property
     def _scope_of_line(self) -> List[ast.AST]:

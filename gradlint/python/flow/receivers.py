@@ -129,10 +129,9 @@ class Receivers:
         whose holder is not `self` (`block.kv_cache = KVCache(...)` sets an attribute of the
         instances `block` holds, as `self.kv_cache = ...` in their class would)."""
         found: Dict[str, List] = {}
-        scopes = [(None, None, self.outline.module.body),
-                  *((function, klass, function.body) for function, klass in self.flow._scope_list)]
-        for function, klass, body in scopes:
-            for node in nodes_in(list(body)):
+        scopes = [(None, None, self.outline.module), *((function, klass, function) for function, klass in self.flow._scope_list)]
+        for function, klass, scope in scopes:
+            for node in self.outline.scope_nodes(scope):
                 if isinstance(node, ast.Assign):
                     for target in node.targets:
                         if isinstance(target, ast.Attribute) and dotted(target) is not None and dotted(target.value) != "self":

@@ -6,14 +6,14 @@ import ast
 from typing import Callable, Dict, List, Optional
 
 from gradlint.python.flow import knowledge as torch_api
-from gradlint.python.flow.callers import Callers, calls_of
+from gradlint.python.flow.callers import Callers
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, qualified_name
 from gradlint.python.outline import Outline
 
 
 def trains(outline: Outline, scope: ast.AST) -> bool:
     """Whether a function definition (or the module) holds a training call of its own."""
-    return any(is_training_call(call, outline) for call in calls_of(scope))
+    return any(is_training_call(call, outline) for call in outline.scope_walk(scope).calls)
 
 
 class TrainingReach:

@@ -35,6 +35,8 @@ class UntrackedSources:
             name for pool in (flow.attribute_taints, flow.called_attributes) for name, state in pool.items() if state)
         self._any_call = "forward" in self._returning  # `model(x)` may run any module's forward
         self._classes_returning = "__init__" in self._returning  # `Cls(...)` runs `__init__`
+        # no call can bring anything (the first pass: no summary yet): the calls need not be read
+        self._calls_matter = bool(self._returning or self._holding) or flow.imported is not None
 
     def holds_nothing(self, function: Optional[ast.AST], klass: Optional[str]) -> bool:
         """Whether walking the scope (`function`, None for the module's top level) cannot
@@ -49,6 +51,8 @@ class UntrackedSources:
                 return False
             if klass is not None and klass in self._holding:
                 return False
+        if not self._calls_matter:
+            return True
         scope = function if function is not None else flow.outline.module
         return not any(self._may_bring(call) for call in flow.callers.calls(scope))
 
