@@ -13,8 +13,8 @@ meanings resolves to both, so a screen never misses what the libcst check would 
 from __future__ import annotations
 
 import ast
+import re
 import warnings
-from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
@@ -31,6 +31,9 @@ _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDe
 INFERENCE_MODE_CLASS = "torch._C._InferenceMode"
 # The fields of statements (and of `except`/`case` clauses) that hold statements.
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+_WORD = re.compile(r"\w")
 
 
 def parse_outline(text: str) -> Optional["Outline"]:
@@ -289,31 +292,73 @@ class Outline:
     def _scope_walks(self) -> Dict[int, ScopeWalk]:
         return {}
 
-    def _every_scope(self) -> List[Union[ast.Module, FunctionDefinition]]:
-        return [self.module, *(function for function, _ in self.statements_of(ast.FunctionDef, ast.AsyncFunctionDef))]
+    @cached_property
+    def _functions(self) -> List[FunctionDefinition]:
+        return [function for function, _ in self.statements_of(ast.FunctionDef, ast.AsyncFunctionDef)]
 
     @cached_property
-    def name_reads(self) -> Counter:
-        """How often each name is read anywhere in the module, as a name or an attribute."""
-        reads: Counter = Counter()
-        for scope in self._every_scope():
-            reads.update(self.scope_walk(scope).reads)
-        return reads
+    def _scope_of_line(self) -> List[Union[ast.Module, FunctionDefinition]]:
+        """The innermost function of each line (index 0 unused), the module outside them:
+        outer functions are laid down first, those nested in them over them."""
+        found: List = [self.module] * (self.text.count("\n") + 2)
+        for scope in sorted(self._functions, key=lambda scope: (scope.lineno, -scope.end_lineno)):
+            found[scope.lineno:scope.end_lineno + 1] = [scope] * (scope.end_lineno + 1 - scope.lineno)
+        return found
+
+    def scope_at(self, line: int) -> Union[ast.Module, FunctionDefinition]:
+        """The innermost function whose lines (from `def` to its end) hold `line`, else the module."""
+        lines = self._scope_of_line
+        return lines[line] if line < len(lines) else self.module
+
+    @cached_property
+    def _decorated_at(self) -> Dict[int, List[FunctionDefinition]]:
+        """Line -> the functions whose decorators are written there (above their `def` line)."""
+        found: Dict[int, List[FunctionDefinition]] = {}
+        for function in self._functions:
+            if function.decorator_list:
+                for line in range(min(decorator.lineno for decorator in function.decorator_list), function.lineno):
+                    found.setdefault(line, []).append(function)
+        return found
+
+    def scopes_naming(self, name: str) -> List[Union[ast.Module, FunctionDefinition]]:
+        """The scopes (`scope_walk`) whose own code may use `name` as a name, an attribute or a
+        call: those holding a line where it is written as a whole word. Every scope when the
+        text is not ASCII (Python reads `ｆ` as `f`). What a scope's walk counts of a nested
+        function's decorators, that function's walk counts too."""
+        if not self.text.isascii():
+            return [self.module, *self._functions]
+        found: Dict[int, Union[ast.Module, FunctionDefinition]] = {}
+        for line in self._word_lines(name):
+            for scope in (self.scope_at(line), *self._decorated_at.get(line, ())):
+                found.setdefault(id(scope), scope)
+        return list(found.values())
+
+    def _word_lines(self, name: str) -> List[int]:
+        text, lines = self.text, set()
+        start = text.find(name)
+        while start >= 0:  # a literal search (fast), each match then checked for a whole word
+            end = start + len(name)
+            if (not start or not _WORD.match(text, start - 1)) and not _WORD.match(text, end):
+                lines.add(self.line_of(start))
+            start = text.find(name, end)
+        return sorted(lines)
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line of a character offset."""
+        return self._lines.position(offset).line
+
+    def name_reads(self, name: str) -> int:
+        """How often `name` is read anywhere in the module, as a name or an attribute."""
+        return sum(self.scope_walk(scope).reads[name] for scope in self.scopes_naming(name))
 
     def calls_named(self, name: str) -> List[ast.Call]:
         """Every call in the module of a plain name (`f(...)`), nested scopes included."""
-        return self._calls_by_name.get(name, [])
-
-    @cached_property
-    def _calls_by_name(self) -> Dict[str, List[ast.Call]]:
-        found: Dict[str, List[ast.Call]] = {}
-        seen = set()  # a nested function's decorators and defaults are its scope's and the outer one's
-        for scope in self._every_scope():
+        found: Dict[int, ast.Call] = {}  # a nested function's decorators and defaults are in two scopes' calls
+        for scope in self.scopes_naming(name):
             for call in self.scope_walk(scope).calls:
-                if type(call.func) is ast.Name and id(call) not in seen:
-                    seen.add(id(call))
-                    found.setdefault(call.func.id, []).append(call)
-        return found
+                if type(call.func) is ast.Name and call.func.id == name:
+                    found.setdefault(id(call), call)
+        return list(found.values())
 
     def subclasses_of(self, bases: FrozenSet[str]) -> Iterator[ast.ClassDef]:
         for klass, _ in self.statements_of(ast.ClassDef):

@@ -1,10 +1,12 @@
 """One walk per scope answers what three walks did: the nodes of its body (`nodes_in`),
 its own calls in the stack order the flow reads them, and the names it reads, which over
-every scope add up to the module's. Held to plain `ast` walks on real code (gradlint's
+every scope add up to the module's; asked of one name, the module's reads and calls of it
+come from the scopes that write it. Held to plain `ast` walks on real code (gradlint's
 own modules and the Python fixtures)."""
 import ast
 import glob
 import os
+import textwrap
 from collections import Counter
 
 import pytest
@@ -61,4 +63,33 @@ def test_one_walk_per_scope_answers_the_three_questions(path):
         reads.update(walked.reads)
     expected = Counter(node.id if isinstance(node, ast.Name) else node.attr for node in ast.walk(outline.module)
                        if isinstance(node, (ast.Name, ast.Attribute)))
-    assert reads == expected == outline.name_reads
+    assert reads == expected
+    # asked by name, only the scopes where the name is written are read
+    assert {name: outline.name_reads(name) for name in expected} == dict(expected)
+    calls = {}
+    for node in ast.walk(outline.module):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            calls.setdefault(node.func.id, set()).add(id(node))
+    assert {name: {id(call) for call in outline.calls_named(name)} for name in calls} == calls
+
+
+def test_names_in_decorators_defaults_and_classes_are_found_by_name():
+    outline = parse_outline(textwrap.dedent('''
+        import functools
+
+
+        def outer(step):
+            @functools.lru_cache(
+                maxsize=step)
+            def inner(x, scale=step(1), *, shift=step):
+                return x
+            class Holder:
+                size = step
+                def method(self, value=step):
+                    return value.step
+            return inner, lambda: step(2)
+        '''))
+    walked = [node for node in ast.walk(outline.module) if isinstance(node, ast.Name) and node.id == "step"]
+    attributes = [node for node in ast.walk(outline.module) if isinstance(node, ast.Attribute) and node.attr == "step"]
+    assert outline.name_reads("step") == len(walked) + len(attributes) == 7
+    assert len(outline.calls_named("step")) == 2

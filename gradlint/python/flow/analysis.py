@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.python.flow.caches import LazyCaches, asks_is_inference
 from gradlint.python.flow.chosen_guards import add_chosen_regions
 from gradlint.python.flow.conversions import ModuleConversions
-from gradlint.python.flow.callbacks import callback_parameters
+from gradlint.python.flow.callbacks import Callbacks
 from gradlint.python.flow.expressions import ValueRules
 from gradlint.python.flow.sinks import Sinks
 from gradlint.python.flow.statements import StatementTransfer
@@ -24,7 +24,7 @@ from gradlint.python.flow.objects import ObjectRules, class_of_value, container_
 from gradlint.python.flow.training import TrainingReach
 from gradlint.python.flow.tensor_types import tensor_types
 from gradlint.python.flow.types import ModuleTypes
-from gradlint.python.flow.untracked import UntrackedSources
+from gradlint.python.flow.untracked import UNTRACKED, UntrackedSources
 from gradlint.python.flow.user_guards import module_guard_regions
 from gradlint.python.flow.values import FlowEvent, Kind, State, Summary, Taint
 from gradlint.python.outline import Outline, ScreenRegion, nodes_in
@@ -220,13 +220,11 @@ class InferenceFlow:
 
     @cached_property
     def callers(self) -> Callers:
-        return Callers(self.outline, [function for function, _ in self._scope_list])
+        return Callers(self.outline)
 
     @cached_property
-    def callback_parameters(self) -> Dict[int, FrozenSet[str]]:
-        # every call of the module: each scope's own (`callers.calls`), read once for training too
-        every = (call for scope in [self.outline.module, *self.function_list] for call in self.callers.calls(scope))
-        return callback_parameters(every, self.functions)
+    def callbacks(self) -> Callbacks:
+        return Callbacks(self.outline, self.functions)
 
     @cached_property
     def caches(self) -> LazyCaches:
@@ -348,15 +346,14 @@ class InferenceFlow:
             summaries: Dict[FunctionNode, Summary] = {}
             attributes: Dict[str, State] = {}
             caches: State = {}
-            # (summarizing for importers, a scope's callees are what is walked next: all are walked)
-            untracked = UntrackedSources(self) if self._summarizing is None else None
+            untracked = UntrackedSources(self) if self._summarizing is None else None  # summarizing: callees walk next
             for function, klass, body in self._scopes(results):
                 result = results.get(id(function))
-                if result is not None and result.inputs is not _UNTRACKED and result.inputs == self._inputs(
+                if result is not None and result.inputs is not UNTRACKED and result.inputs == self._inputs(
                         function, result.callees, klass, result.classes_read):
                     pass  # what it read is as it was: the same walk
                 elif untracked is not None and untracked.holds_nothing(function, klass):
-                    result = results[id(function)] = _ScopeResult(Summary(), {}, {}, [], set(), _UNTRACKED, {})
+                    result = results[id(function)] = _ScopeResult(Summary(), {}, {}, [], set(), UNTRACKED, {})
                 else:
                     under = self.walks_under(function)
                     scope = Scope(self, function, klass, body, called_under_mode=under)
@@ -427,16 +424,13 @@ class InferenceFlow:
         """The function of this module a call runs, when the code shows which: a function by
         its name, `Cls(...)` (its `__init__`), `self.m(...)`, a method of an object whose class
         the assignments show (`receivers`), a module's `forward` when the called value is an
-        instance of a module class (`self.rotary_emb(n)`, `model(x)`). What the syntax says
-        does not change: each call is resolved once per scope."""
+        instance of a module class (`self.rotary_emb(n)`, `model(x)`). Resolved once per scope."""
         key = (id(call), klass, id(function))
-        known = self._callees.get(key)
-        if known is None:
-            known = self._callees[key] = (call, self._resolved_callee(call, klass, function))  # the call kept: its id stays its own
-        return known[1]
+        if key not in self._callees:  # the call kept: its id stays its own
+            self._callees[key] = (call, self._resolved_callee(call, klass, function))
+        return self._callees[key][1]
 
-    def _resolved_callee(self, call: ast.Call, klass: Optional[str], function: Optional[FunctionNode]
-                         ) -> Optional[FunctionNode]:
+    def _resolved_callee(self, call: ast.Call, klass: Optional[str], function) -> Optional[FunctionNode]:
         func = call.func
         if isinstance(func, ast.Name):
             nested = self._nested_function(func.id, function)
@@ -518,9 +512,6 @@ class InferenceFlow:
             or (isinstance(call.func, ast.Attribute) and (params[0] in ("self", "cls") or call.func.attr == "apply"))
             or (callee.name == "__init__" and params[0] == "self"))
         return params[1:] if skips_first else params
-
-
-_UNTRACKED = ("untracked",)  # the inputs of a scope not walked (`untracked`): asked again each pass
 
 
 @dataclass

@@ -6,23 +6,17 @@ from __future__ import annotations
 import ast
 import re
 from functools import cached_property
-from typing import Dict, List, Sequence
+from typing import Dict, List
 
-from gradlint.diagnostics import LineIndex
 from gradlint.python.outline import Outline
 
 _CALL_TEXT = re.compile(r"(?<!\w)(\w+)\s*\(")
 
 
 class Callers:
-    def __init__(self, outline: Outline, scopes: Sequence[ast.AST]) -> None:
+    def __init__(self, outline: Outline) -> None:
         self.outline = outline
-        self._scopes = scopes
         self._callers: Dict[str, List[ast.AST]] = {}
-
-    @cached_property
-    def _lines(self) -> LineIndex:
-        return LineIndex(self.outline.text)
 
     def scopes_calling(self, name: str) -> List[ast.AST]:
         """The scopes (the module for top-level code) whose text calls `name`, each once."""
@@ -30,7 +24,7 @@ class Callers:
         if found is None:
             scopes: Dict[int, ast.AST] = {}
             for start in self._call_texts.get(name, ()):
-                scope = self._scope_at(self._lines.position(start).line)
+                scope = self.outline.scope_at(self.outline.line_of(start))
                 scopes.setdefault(id(scope), scope)
             found = self._callers[name] = list(scopes.values())
         return found
@@ -48,16 +42,3 @@ class Callers:
         """The calls a function definition (or the module) makes itself: in its body, lambdas
         and classes included, nested functions left to themselves (`scope_walk`)."""
         return self.outline.scope_walk(scope).calls
-
-    @cached_property
-    def _scope_of_line(self) -> List[ast.AST]:
-        """The innermost scope of each line (index 0 unused): outer scopes are laid down
-        first, those nested in them over them."""
-        found: List[ast.AST] = [self.outline.module] * (self.outline.text.count("\n") + 2)
-        for scope in sorted(self._scopes, key=lambda scope: (scope.lineno, -scope.end_lineno)):
-            found[scope.lineno:scope.end_lineno + 1] = [scope] * (scope.end_lineno + 1 - scope.lineno)
-        return found
-
-    def _scope_at(self, line: int) -> ast.AST:
-        lines = self._scope_of_line
-        return lines[line] if line < len(lines) else self.outline.module

@@ -152,7 +152,7 @@ class CallContexts:
     def named_elsewhere(self, function: ast.AST, calls: int) -> bool:
         """Whether the name is read other than by its calls (a callback, a reference kept for
         later): then calls the flow cannot see may run it."""
-        return function.name != "__init__" and self.flow.outline.name_reads[function.name] > calls
+        return function.name != "__init__" and self.flow.outline.name_reads(function.name) > calls
 
     def runs_outside(self, function: Optional[ast.AST]) -> bool:
         """Whether the code shows `function` (None: the module's top level) running outside the mode."""

@@ -12,7 +12,6 @@ module, `getattr` or a function's return is not followed; a question that depend
 from __future__ import annotations
 
 import ast
-from functools import cached_property
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
@@ -29,6 +28,7 @@ class Receivers:
         self._bindings: Dict[int, Dict[str, List[_Binding]]] = {}
         self._class_bindings: Dict[str, Dict[str, List[_Binding]]] = {}
         self._answers: Dict[Tuple[int, str], FrozenSet[str]] = {}
+        self._outside_stores: Dict[str, List[Tuple[ast.AST, ast.AST, Optional[ast.AST], Optional[str]]]] = {}
 
     def classes_held(self, expression: ast.AST, function: Optional[ast.AST], klass: Optional[str],
                      visiting: Optional[Set] = None) -> FrozenSet[str]:
@@ -52,7 +52,7 @@ class Receivers:
             for owner in self.classes_held(expression.value, function, klass, visiting):
                 for value, where, element in self._bindings_of_class(owner).get("self." + expression.attr, ()):
                     found |= self._bound(value, where, owner, element, visiting)
-                for holder, value, where, where_class in self._stores_from_outside.get(expression.attr, ()):
+                for holder, value, where, where_class in self._stores_from_outside(expression.attr):
                     if owner in self.classes_held(holder, where, where_class, visiting):
                         found |= self._bound(value, where, where_class, False, visiting)
         else:
@@ -123,19 +123,26 @@ class Receivers:
                                 found.setdefault(key, []).extend(bound)
         return found
 
-    @cached_property
-    def _stores_from_outside(self) -> Dict[str, List[Tuple[ast.AST, ast.AST, Optional[ast.AST], Optional[str]]]]:
-        """attribute -> `(holder, value, function, class)` for each `holder.attribute = value`
-        whose holder is not `self` (`block.kv_cache = KVCache(...)` sets an attribute of the
-        instances `block` holds, as `self.kv_cache = ...` in their class would)."""
-        found: Dict[str, List] = {}
+    def _stores_from_outside(self, attribute: str) -> List[Tuple[ast.AST, ast.AST, Optional[ast.AST], Optional[str]]]:
+        """`(holder, value, function, class)` for each `holder.attribute = value` whose holder
+        is not `self` (`block.kv_cache = KVCache(...)` sets an attribute of the instances
+        `block` holds, as `self.kv_cache = ...` in their class would), in the scopes' order;
+        only the scopes that write the name are read."""
+        found = self._outside_stores.get(attribute)
+        if found is not None:
+            return found
+        found = self._outside_stores[attribute] = []
+        naming = {id(scope) for scope in self.outline.scopes_naming(attribute)}
         scopes = [(None, None, self.outline.module), *((function, klass, function) for function, klass in self.flow._scope_list)]
         for function, klass, scope in scopes:
+            if id(scope) not in naming:
+                continue
             for node in self.outline.scope_nodes(scope):
                 if isinstance(node, ast.Assign):
                     for target in node.targets:
-                        if isinstance(target, ast.Attribute) and dotted(target) is not None and dotted(target.value) != "self":
-                            found.setdefault(target.attr, []).append((target.value, node.value, function, klass))
+                        if (isinstance(target, ast.Attribute) and target.attr == attribute and dotted(target) is not None
+                                and dotted(target.value) != "self"):
+                            found.append((target.value, node.value, function, klass))
         return found
 
     def layer_classes(self, expression: ast.AST, function: Optional[ast.AST], klass: Optional[str]) -> FrozenSet[str]:

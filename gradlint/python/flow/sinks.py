@@ -293,8 +293,8 @@ class Sinks:
             return
         if callee is not None and callee.kind is not Kind.UNKNOWN:
             return  # a tensor or a container is not a module
-        if callee is not None and callee.param is not None and callee.param in self.flow.callback_parameters.get(
-                id(self.function), ()):
+        if callee is not None and callee.param is not None and callee.param in self.flow.callbacks.parameters(
+                self.function):
             return  # a callable passed in (`reward_fn(ids)`) that the module's calls fill with a lambda
         for argument in call.args:
             taint = self.value(argument, state)

@@ -22,6 +22,8 @@ from typing import FrozenSet, Optional
 from gradlint.python.flow.objects import class_of_value
 from gradlint.python.flow.syntax import all_parameter_names
 
+UNTRACKED = ("untracked",)  # the inputs recorded for a scope not walked: it is asked again each pass
+
 
 class UntrackedSources:
     """What the last pass left that a scope could read a tracked value from."""
