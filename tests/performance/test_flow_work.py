@@ -97,3 +97,25 @@ def test_scopes_that_can_track_cost_in_proportion(work):
     statements = [count["statements"] for count in counts]
     assert scopes[1] - scopes[0] == scopes[2] - scopes[1] == 10
     assert statements[1] - statements[0] == statements[2] - statements[1] > 0
+
+
+def test_a_scope_whose_region_a_helper_chooses_is_walked():
+    """`run` has no parameter and its only region is a guard a helper chooses (`chosen_guards`,
+    added after the outline's regions): it can track a value, so it is walked."""
+    text = "\n".join([
+        "import torch", "", "",
+        "class Runner:",
+        "    def __init__(self, fast=True):",
+        "        self.fast = fast", "",
+        "    def _context(self, training):",
+        "        if training or not self.fast:",
+        "            return torch.no_grad()",
+        "        return torch.inference_mode()", "",
+        "    def run(self):",
+        "        with self._context(False):",
+        "            t = torch.ones(3)",
+        "        t.add_(1)", "", "",
+        "runner = Runner()",
+        "runner.run()", ""])
+    flow = InferenceFlow(parse_outline(text))
+    assert [(event.kind, event.node.lineno) for event in flow.events] == [("mutate", 16)]

@@ -11,6 +11,7 @@ from gradlint.python.flow.caches import LazyCaches, asks_is_inference
 from gradlint.python.flow.chosen_guards import add_chosen_regions
 from gradlint.python.flow.conversions import ModuleConversions
 from gradlint.python.flow.callbacks import Callbacks
+from gradlint.python.flow.callees import CalleeResolver
 from gradlint.python.flow.expressions import ValueRules
 from gradlint.python.flow.sinks import Sinks
 from gradlint.python.flow.statements import StatementTransfer
@@ -46,22 +47,11 @@ class InferenceFlow:
         self._scope_list: List[Tuple[FunctionNode, Optional[str]]] = []
         self.enclosing: Dict[int, Optional[FunctionNode]] = {}  # a nested function -> the function around it
         self._index(outline.module.body, None)
-        # (id of a function, name) -> a function defined directly in it; two of a name: neither
-        self.nested: Dict[Tuple[int, str], Optional[FunctionNode]] = {}
-        for function, around in self._scope_list_with_enclosing():
-            key = (id(around), function.name)
-            self.nested[key] = None if key in self.nested else function
-        by_name: Dict[str, List[FunctionNode]] = {}
-        for (_, method), function in self.methods.items():
-            by_name.setdefault(method, []).append(function)
-        self.unique_methods = {name: functions[0] for name, functions in by_name.items()
-                               if len(functions) == 1 and not name.startswith("__")}
         self.module_classes = frozenset(self._module_classes())
         # id of a `with` item's expression (or a decorated function) -> its inference region
         self.item_regions: Dict[int, ScreenRegion] = {}
         self.decorator_regions: Dict[int, List[ScreenRegion]] = {}
         self.user_regions = module_guard_regions(outline)
-        self.scopes_with_regions = set()  # id of the function (of None: the module) a `with` region is in
         for region in [*outline.regions, *self.user_regions]:
             if region.guard.inference is None:
                 continue
@@ -69,7 +59,6 @@ class InferenceFlow:
                 self.decorator_regions.setdefault(id(region.owner), []).append(region)
             else:
                 self.item_regions.setdefault(id(region.guard.node), region)
-                self.scopes_with_regions.add(id(region.function))
         self.summaries: Dict[FunctionNode, Summary] = {}
         self.has_parameter_stores = False  # some summary stores into a parameter: calls to look at
         self.attribute_taints: Dict[str, State] = {}  # class name -> `self.x` taints
@@ -86,7 +75,6 @@ class InferenceFlow:
         self._effects: Dict[int, State] = {}  # a function -> the `self.` attributes it leaves under the mode
         self._class_of = {id(function): klass for function, klass in self._scope_list}
         self._facts: Dict[int, ExpressionFacts] = {}
-        self._callees: Dict[Tuple[int, Optional[str], int], Tuple[ast.Call, Optional[FunctionNode]]] = {}
         self._class_containers: Dict[str, frozenset] = {}
         self._parameter_classes: Dict[int, Dict[str, str]] = {}
         # names bound to other checked modules' summaries (`gradlint.python.project`), when
@@ -136,12 +124,6 @@ class InferenceFlow:
                 for clause in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or ():
                     self._index(clause.body, klass, top, enclosing)
 
-    def _scope_list_with_enclosing(self) -> Iterator[Tuple[FunctionNode, FunctionNode]]:
-        for function, klass in self._scope_list:
-            around = self.enclosing.get(id(function))
-            if around is not None and klass is None:
-                yield function, around
-
     def _module_classes(self) -> Iterator[str]:
         """Classes of this module that are `nn.Module`s (directly or through each other)."""
         found = set()
@@ -184,7 +166,7 @@ class InferenceFlow:
                     if isinstance(call.func, ast.Attribute) and call.func.attr == "forward":
                         continue  # by name: `Callers` finds it
                     if isinstance(call.func, (ast.Name, ast.Attribute)):
-                        called = self._forward_of(call.func, klass, function)
+                        called = self._callee_resolver.forward_of(call.func, klass, function)
                         if called is not None:
                             found.setdefault(id(called), []).append(scope)
         return found.get(id(forward), [])
@@ -217,6 +199,12 @@ class InferenceFlow:
         self.called_under.setdefault(id(function), function)
         if region is not None:
             self._called_region.setdefault(id(function), region)
+
+    @cached_property
+    def scopes_with_regions(self) -> set:
+        """The ids of the functions (None: the module) a `with` region is in, the regions of
+        helper-chosen guards (`chosen_guards`, added after the outline's) included."""
+        return {id(region.function) for region in self.item_regions.values()}
 
     @cached_property
     def callers(self) -> Callers:
@@ -421,59 +409,12 @@ class InferenceFlow:
 
     def callee(self, call: ast.Call, klass: Optional[str], function: Optional[FunctionNode] = None
                ) -> Optional[FunctionNode]:
-        """The function of this module a call runs, when the code shows which: a function by
-        its name, `Cls(...)` (its `__init__`), `self.m(...)`, a method of an object whose class
-        the assignments show (`receivers`), a module's `forward` when the called value is an
-        instance of a module class (`self.rotary_emb(n)`, `model(x)`). Resolved once per scope."""
-        key = (id(call), klass, id(function))
-        if key not in self._callees:  # the call kept: its id stays its own
-            self._callees[key] = (call, self._resolved_callee(call, klass, function))
-        return self._callees[key][1]
+        """The function of this module a call runs, when the code shows which (`callees`)."""
+        return self._callee_resolver.callee(call, klass, function)
 
-    def _resolved_callee(self, call: ast.Call, klass: Optional[str], function) -> Optional[FunctionNode]:
-        func = call.func
-        if isinstance(func, ast.Name):
-            nested = self._nested_function(func.id, function)
-            if nested is not None:
-                return nested
-            if func.id in self.classes:
-                return self.methods.get((func.id, "__init__"))  # `Cls(...)` runs `Cls.__init__`
-            found = self.functions.get(func.id)
-            return found if found is not None else self._forward_of(func, klass, function)
-        if not isinstance(func, ast.Attribute):
-            return None
-        if isinstance(func.value, ast.Name) and func.value.id == "self" and klass is not None:
-            found = self.receivers.method_of(klass, func.attr)
-            return found if found is not None else self._forward_of(func, klass, function)
-        if func.attr == "apply" and isinstance(func.value, ast.Name) and func.value.id in self.classes:
-            return self.methods.get((func.value.id, "forward"))  # `Fn.apply(x)`: an autograd Function's forward
-        owner = self.receivers.unique_class(func.value, function, klass)
-        if owner is not None:
-            found = self.receivers.method_of(owner, func.attr)
-            if found is not None:
-                return found
-        found = self._forward_of(func, klass, function)
-        # `predictor.predict(x)`: a method name that only one class of this module defines
-        return found if found is not None else self.unique_methods.get(func.attr)
-
-    def _nested_function(self, name: str, function: Optional[FunctionNode]) -> Optional[FunctionNode]:
-        """The function named `name` defined in `function` (or in a function around it, which
-        Python's scopes reach first): a helper `def` nested in the code that calls it."""
-        while function is not None:
-            found = self.nested.get((id(function), name))
-            if found is not None:
-                return found
-            function = self.enclosing.get(id(function))
-        return None
-
-    def _forward_of(self, called: ast.AST, klass: Optional[str], function: Optional[FunctionNode]):
-        """`forward` of the module class whose instance `called` surely is (torch-semantics §1b)."""
-        if not self.module_classes:
-            return None
-        owner = self.receivers.unique_class(called, function, klass)
-        if owner is None or owner not in self.module_classes:
-            return None
-        return self.receivers.method_of(owner, "forward")
+    @cached_property
+    def _callee_resolver(self) -> CalleeResolver:
+        return CalleeResolver(self)
 
     @cached_property
     def receivers(self) -> Receivers:

@@ -117,7 +117,7 @@ def constructor_stores(flow, klass: str) -> Dict[str, str]:
         found = memo[klass] = {}
         initializer = flow.receivers.method_of(klass, "__init__")
         params = set(all_parameter_names(initializer)) - {"self"} if initializer is not None else ()
-        for node in nodes_in(list(initializer.body) if initializer is not None else []):
+        for node in flow.outline.scope_nodes(initializer) if initializer is not None else ():
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params:
                 for target in node.targets:
                     key = dotted(target) or ""

@@ -1,0 +1,88 @@
+"""Which function of the module a call runs, when the code shows which: a function by its
+name (a helper nested in the caller first), `Cls(...)` (its `__init__`), `self.m(...)`, a
+method of an object whose class the assignments show (`receivers`), a module's `forward`
+when the called value is an instance of a module class (`self.rotary_emb(n)`, `model(x)`),
+`Fn.apply(x)`, a method name only one class defines.
+
+The answer depends only on the syntax (the call, and the class and function it is in), so
+each is worked out once per call and scope, however many passes ask.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+FunctionNode = ast.AST  # ast.FunctionDef or ast.AsyncFunctionDef
+
+
+class CalleeResolver:
+    def __init__(self, flow) -> None:
+        self.flow = flow
+        # (id of a function, name) -> a function defined directly in it; two of a name: neither
+        self.nested: Dict[Tuple[int, str], Optional[FunctionNode]] = {}
+        for function, klass in flow._scope_list:
+            around = flow.enclosing.get(id(function))
+            if around is not None and klass is None:
+                key = (id(around), function.name)
+                self.nested[key] = None if key in self.nested else function
+        by_name: Dict[str, List[FunctionNode]] = {}
+        for (_, method), function in flow.methods.items():
+            by_name.setdefault(method, []).append(function)
+        self.unique_methods = {name: functions[0] for name, functions in by_name.items()
+                               if len(functions) == 1 and not name.startswith("__")}
+        # (id of the call, class, id of the function) -> (the call, kept so its id stays its own; the callee)
+        self._resolved: Dict[Tuple[int, Optional[str], int], Tuple[ast.Call, Optional[FunctionNode]]] = {}
+
+    def callee(self, call: ast.Call, klass: Optional[str], function: Optional[FunctionNode]) -> Optional[FunctionNode]:
+        key = (id(call), klass, id(function))
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = (call, self._resolve(call, klass, function))
+        return found[1]
+
+    def _resolve(self, call: ast.Call, klass: Optional[str], function) -> Optional[FunctionNode]:
+        flow = self.flow
+        func = call.func
+        if isinstance(func, ast.Name):
+            nested = self._nested_function(func.id, function)
+            if nested is not None:
+                return nested
+            if func.id in flow.classes:
+                return flow.methods.get((func.id, "__init__"))  # `Cls(...)` runs `Cls.__init__`
+            found = flow.functions.get(func.id)
+            return found if found is not None else self.forward_of(func, klass, function)
+        if not isinstance(func, ast.Attribute):
+            return None
+        if isinstance(func.value, ast.Name) and func.value.id == "self" and klass is not None:
+            found = flow.receivers.method_of(klass, func.attr)
+            return found if found is not None else self.forward_of(func, klass, function)
+        if func.attr == "apply" and isinstance(func.value, ast.Name) and func.value.id in flow.classes:
+            return flow.methods.get((func.value.id, "forward"))  # `Fn.apply(x)`: an autograd Function's forward
+        owner = flow.receivers.unique_class(func.value, function, klass)
+        if owner is not None:
+            found = flow.receivers.method_of(owner, func.attr)
+            if found is not None:
+                return found
+        found = self.forward_of(func, klass, function)
+        # `predictor.predict(x)`: a method name that only one class of this module defines
+        return found if found is not None else self.unique_methods.get(func.attr)
+
+    def _nested_function(self, name: str, function: Optional[FunctionNode]) -> Optional[FunctionNode]:
+        """The function named `name` defined in `function` (or in a function around it, which
+        Python's scopes reach first): a helper `def` nested in the code that calls it."""
+        while function is not None:
+            found = self.nested.get((id(function), name))
+            if found is not None:
+                return found
+            function = self.flow.enclosing.get(id(function))
+        return None
+
+    def forward_of(self, called: ast.AST, klass: Optional[str], function: Optional[FunctionNode]):
+        """`forward` of the module class whose instance `called` surely is (torch-semantics §1b)."""
+        flow = self.flow
+        if not flow.module_classes:
+            return None
+        owner = flow.receivers.unique_class(called, function, klass)
+        if owner is None or owner not in flow.module_classes:
+            return None
+        return flow.receivers.method_of(owner, "forward")
