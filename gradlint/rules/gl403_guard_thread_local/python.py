@@ -2,8 +2,11 @@
 grad-mode guard: the worker thread does not see the guard (torch-semantics §3). Read from
 CPython's `ast` alone (no fix)."""
 import ast
+import re
 
 from gradlint.diagnostics import quoted
+from gradlint.python.ast_walk import walk
+from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.knowledge import THREAD_CLASSES as THREAD_TARGET  # (keyword, position) of the work
 from gradlint.python.outline import dotted_name, is_compound, literal_bool, nodes_in, statement_lines
 from gradlint.rule import screen_of
@@ -101,6 +104,8 @@ screen = screen_of(_findings)
 def _may_hold_a_finding(outline) -> bool:
     """A region that may turn grad off around a `.start()` or a submitting call, or a switch
     statement, with a thread or pool class called where `check` looks for what it made."""
+    if not _thread_and_pool_calls(outline):
+        return False
     for region in outline.regions:
         if region.guard.kind == "inference_mode" and not region.guard.inference:
             continue
@@ -156,15 +161,39 @@ _MADE_CLASSES = THREAD_CLASSES | EXECUTOR_CLASSES
 _MADE_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in _MADE_CLASSES)
 
 
+_MADE_CLASS_WORDS = re.compile(r"\b(?:%s)\b" % "|".join(sorted(_MADE_CLASS_NAMES)))
+
+
 def _makes_thread_or_pool(outline, scope) -> bool:
-    """Whether `scope` calls a thread or pool class anywhere: a `.start()` or a submit is
-    reported only on what such a call made (in the region, or bound in the scope)."""
-    for node in ast.walk(scope):
-        if isinstance(node, ast.Call):
-            written = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-            if written in _MADE_CLASS_NAMES and outline.qualified_names(node.func) & _MADE_CLASSES:
-                return True
-    return False
+    """Whether `scope` calls a thread or pool class anywhere (nested code and decorators
+    included): a `.start()` or a submit is reported only on what such a call made (in the
+    region, or bound in the scope). A node lies within the source range of the nodes
+    above it, the decorators' before a definition's."""
+    made = _thread_and_pool_calls(outline)
+    if not made or scope is outline.module:
+        return bool(made)
+    start = min([(scope.lineno, scope.col_offset),
+                 *((decorator.lineno, decorator.col_offset) for decorator in getattr(scope, "decorator_list", ()))])
+    end = (scope.end_lineno, scope.end_col_offset)
+    return any(start <= (call.lineno, call.col_offset) and (call.end_lineno, call.end_col_offset) <= end
+               for call in made)
+
+
+def _thread_and_pool_calls(outline):
+    """Every call of a thread or pool class in the module, found once: none when the text
+    never names such a class."""
+    def find():
+        if not _MADE_CLASS_WORDS.search(outline.text):
+            return []
+        found = []
+        for node in walk(outline.module):
+            if type(node) is ast.Call:
+                func = node.func
+                written = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+                if written in _MADE_CLASS_NAMES and outline.qualified_names(func) & _MADE_CLASSES:
+                    found.append(node)
+        return found
+    return kept_on(outline, "_thread_and_pool_calls", find)
 
 
 def _turns_grad_off(guard) -> bool:
