@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, Optional, Tuple
 
 try:  # the regex parser, to read the literal strings a prefilter requires
     from re import _constants as _sre, _parser as _sre_parse
@@ -60,37 +60,39 @@ class TextSearch:
         if not self.has_any(literals):
             return False
         leading, line_local = _search_plan(pattern.pattern, pattern.flags)
+        # Occurrences are tried literal by literal as they are found, not collected first:
+        # the answer needs one match, and the first occurrence usually gives it.
         if leading is not None:
-            return any(pattern.match(text, start) for start in _occurrences(text, leading))
+            return any(pattern.match(text, start) for start in self._occurrences(leading))
         if line_local:
-            searched_to = -1
-            for start in _occurrences(text, [literal for literal in literals if self.has(literal)]):
-                if start < searched_to:
-                    continue  # its line was searched already
+            searched = set()  # the starts of the lines searched already
+            for start in self._occurrences(literals):
                 line_start = text.rfind("\n", 0, start) + 1
+                if line_start in searched:
+                    continue
+                searched.add(line_start)
                 line_end = text.find("\n", start)
-                searched_to = len(text) if line_end < 0 else line_end
-                if pattern.search(text, line_start, searched_to):
+                if pattern.search(text, line_start, len(text) if line_end < 0 else line_end):
                     return True
             return False
         return pattern.search(text) is not None
+
+    def _occurrences(self, literals: Iterable[str]) -> Iterator[int]:
+        """Where each of `literals` the text holds occurs, one literal after another."""
+        text = self.text
+        for literal in literals:
+            if not self.has(literal):
+                continue
+            start = text.find(literal)
+            while start >= 0:
+                yield start
+                start = text.find(literal, start + 1)
 
 
 def required_strings(pattern: "re.Pattern[str]") -> Optional[Tuple[str, ...]]:
     """Strings one of which every match of `pattern` contains; None when there are none
     worth a search."""
     return _required_literals(pattern.pattern, pattern.flags)
-
-
-def _occurrences(text: str, literals: Iterable[str]) -> List[int]:
-    found = []
-    for literal in literals:
-        start = text.find(literal)
-        while start >= 0:
-            found.append(start)
-            start = text.find(literal, start + 1)
-    found.sort()
-    return found
 
 
 @functools.lru_cache(maxsize=None)
