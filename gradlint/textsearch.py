@@ -89,6 +89,21 @@ class TextSearch:
                 start = text.find(literal, start + 1)
 
 
+def match_starts(pattern: "re.Pattern[str]", text: str) -> Iterator[int]:
+    """Offsets at which a match of `pattern` starts in `text` (each non-overlapping match's,
+    and perhaps more): anchored at the strings every match starts with, when there are."""
+    leading = _search_plan(pattern.pattern, pattern.flags)[0]
+    if leading is None:
+        yield from (match.start() for match in pattern.finditer(text))
+        return
+    for literal in leading:
+        start = text.find(literal)
+        while start >= 0:
+            if pattern.match(text, start):
+                yield start
+            start = text.find(literal, start + 1)
+
+
 def required_strings(pattern: "re.Pattern[str]") -> Optional[Tuple[str, ...]]:
     """Strings one of which every match of `pattern` contains; None when there are none
     worth a search."""

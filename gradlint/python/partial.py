@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import List, Optional, Sequence, Set
+from typing import List, Optional, Sequence, Set, Tuple
+
+from gradlint.textsearch import match_starts
 
 # Comments and string literals, so that what they hold is not taken for code. A string
 # left open runs to the end of the file (the parse then fails and the file is parsed whole).
@@ -47,12 +49,29 @@ def _blank(match: "re.Match[str]") -> str:
     return " " * len(text)
 
 
-def statement_starts(text: str) -> Optional[List[int]]:
+def _code(text: str) -> Tuple[str, List[Tuple[int, int]]]:
+    """`text` with comments and string literals blanked (line breaks kept), and the spans
+    of the literals that may be f-strings (an `f` just before the quote): code in their
+    replacement fields (`f"{(yield)}"`) is code."""
+    formatted: List[Tuple[int, int]] = []
+
+    def blank(match: "re.Match[str]") -> str:
+        start = match.start()
+        if match.group().startswith(("'", '"')) and "f" in text[max(0, start - 2):start].lower():
+            formatted.append(match.span())
+        return _blank(match)
+
+    return _NOT_CODE.sub(blank, text), formatted
+
+
+def statement_starts(text: str, code: Optional[str] = None) -> Optional[List[int]]:
     """Offsets at which top-level statements start (decorators and `else`-like clauses
-    belong to their statement), or None when the text cannot be split with certainty."""
+    belong to their statement), or None when the text cannot be split with certainty.
+    `code`: `text` blanked by `_code`, when the caller has it."""
     if "\r" in text.replace("\r\n", ""):
         return None  # `^` below knows only \n; old-Mac files are parsed whole
-    code = _NOT_CODE.sub(_blank, text)
+    if code is None:
+        code = _NOT_CODE.sub(_blank, text)
     starts = [0]
     depth = 0
     previous = 0
@@ -124,3 +143,52 @@ def focus(text: str, patterns: Sequence["re.Pattern[str]"]) -> Optional[str]:
     for index, (start, end) in enumerate(zip(starts, ends)):
         parts.append(text[start:end] if index in keep else "".join(_LINE_BREAKS.split(text[start:end])))
     return "".join(parts)
+
+
+# What follows a name an import renames: `no_grad as ng` (also across lines in parentheses,
+# or after a backslash).
+_RENAMED_AS = re.compile(r"(?:\s|\\)+as(?:\s|\\)+(\w+)")
+
+
+def one_statement_matches(text: str, patterns: Sequence["re.Pattern[str]"]) -> bool:
+    """Whether one top-level statement of `text` holds a match of every pattern in its code
+    (not in a comment or a string, but in an f-string's `{...}` fields, which are code), or
+    a name an import binds to a match (`from torch import no_grad as ng`: `ng` counts as
+    `no_grad`); True when the statements cannot be told apart with certainty. Strings are
+    told apart as `statement_starts` tells them (a quote inside an f-string's field, which
+    Python 3.12 allows, ends it there)."""
+    code, formatted = _code(text)
+    starts = statement_starts(text, code)
+    if starts is None:
+        return True
+    holding: Optional[Set[int]] = None  # the statements holding every pattern so far
+    for pattern in patterns:
+        renamed = {alias.group(1) for start in match_starts(pattern, code)
+                   if (alias := _RENAMED_AS.match(code, pattern.match(code, start).end())) is not None}
+        searched = [pattern]
+        if renamed:
+            searched.append(re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, renamed))) + r")\b"))
+        found: Set[int] = set()
+        for search in searched:
+            found.update(bisect.bisect_right(starts, start) - 1 for start in match_starts(search, code))
+            for start, end in formatted:
+                if search.search(text, start, end) and search.search(_replacement_fields(text[start:end])):
+                    found.add(bisect.bisect_right(starts, start) - 1)
+        holding = found if holding is None else holding & found
+        if not holding:
+            return False
+    return True
+
+
+def _replacement_fields(literal: str) -> str:
+    """An f-string with what lies outside its `{...}` fields blanked (`{{` opens one too:
+    text that may be code is kept)."""
+    kept = []
+    depth = 0
+    for char in literal:
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        kept.append(char if depth else " ")
+    return "".join(kept)

@@ -71,6 +71,7 @@ class GuardAsyncOrGenerator(Rule):
     fix_safety = Safety.UNSAFE
     # A guard word (the alias import names it too), and `async` or `yield` somewhere
     prefilter = (r"\b(?:no_grad|inference_mode|enable_grad|set_grad_enabled)\b", r"\b(?:async|yield)\b")
+    prefilter_in_one_statement = True  # the guard and the `async def` or `yield` are in one function
 
     def screen_python(self, outline) -> bool:
         """The check itself, without the fix: it reads only the outline."""

@@ -223,3 +223,57 @@ def test_a_syntax_error_outside_the_focused_statements_is_still_reported():
     assert findings[0].start.line >= text.count("\n") - 1  # at the broken definition, not in the focus
     fine = linter.check_text(text.replace("def broken(:", "def broken():"), "m.py", language_for("m.py"))
     assert [(finding.code, finding.start.line) for finding in fine] == [("GL402", 5)]
+
+
+GUARD_AND_YIELD = (re.compile(r"\b(?:no_grad|inference_mode)\b"), re.compile(r"\b(?:async|yield)\b"))
+
+
+@pytest.mark.parametrize("text", [
+    "import torch\n\n\ndef batches(model, xs):\n    with torch.no_grad():\n        for x in xs:\n"
+    "            yield model(x)\n",
+    # the guard under the name an import gives it, the import in another statement
+    "from torch import no_grad as ng\n\n\ndef batches(xs):\n    with ng():\n        yield from xs\n",
+    "from torch import (\n    inference_mode as im,\n)\n\n\ndef batches(xs):\n    with im():\n        yield from xs\n",
+    "from torch import no_grad \\\n    as ng\n\n\ndef batches(xs):\n    with ng():\n        yield from xs\n",
+    "import torch\n\n\n@torch.no_grad()\nasync def serve(model, request):\n    return model(await request)\n",
+    # a method of a class: the class is the top-level statement
+    "import torch\n\n\nclass Loader:\n    def __iter__(self):\n        with torch.inference_mode():\n"
+    "            yield from self.items\n",
+    # code in an f-string's field is code
+    "import torch\n\n\ndef batches(xs):\n    with torch.no_grad():\n        print(f\"{(yield xs)}\")\n",
+    # statements that cannot be told apart (lone CR line endings): the file is read
+    "import torch\rdef a():\r    with torch.no_grad():\r        pass\rdef b():\r    yield 1\r",
+])
+def test_one_statement_holding_every_pattern_is_found(text):
+    assert partial.one_statement_matches(text, GUARD_AND_YIELD)
+
+
+@pytest.mark.parametrize("text", [
+    "import torch\n\n\ndef evaluate(model, x):\n    with torch.no_grad():\n        return model(x)\n\n\n"
+    "def batches(xs):\n    yield from xs\n",
+    # the words in a docstring, a comment or an f-string's text are not code
+    'def batches(xs):\n    """Runs under torch.no_grad()."""\n    yield from xs\n',
+    "def batches(xs):\n    yield from xs  # callers wrap this in torch.no_grad()\n",
+    "import torch\n\n\ndef run(xs):\n    with torch.no_grad():\n        print(f\"may yield {len(xs)}\")\n",
+    "import torch\n\n\n@torch.no_grad()\ndef evaluate(model, x):\n    return model(x)  # not async\n",
+])
+def test_files_whose_statements_each_miss_a_pattern_are_told(text):
+    assert not partial.one_statement_matches(text, GUARD_AND_YIELD)
+
+
+def test_a_rule_whose_prefilter_sits_in_one_statement_spares_the_outline(monkeypatch):
+    """GL404 alone: a guard in one function and `yield` in another need no parse at all."""
+    from gradlint.python.frontend import PythonLanguage
+
+    def refuse(self, text):
+        raise AssertionError("parsed a file no statement of which can hold a finding")
+
+    text = ("import torch\n\n\ndef evaluate(model, x):\n    with torch.no_grad():\n        return model(x)\n\n\n"
+            "def batches(xs):\n    yield from xs\n")
+    linter = Linter(Settings(enabled=frozenset({"GL404"})))
+    with monkeypatch.context() as patched:
+        patched.setattr(PythonLanguage, "outline", refuse)
+        assert linter.check_text(text, "m.py", language_for("m.py")) == []
+    both = text.replace("def batches(xs):\n    yield from xs\n",
+                        "def batches(xs):\n    with torch.no_grad():\n        yield from xs\n")
+    assert [finding.code for finding in linter.check_text(both, "m.py", language_for("m.py"))] == ["GL404"]

@@ -1,6 +1,6 @@
 """Each Python rule's prefilter and screen are necessary conditions: run every rule on every
 Python fixture without them; wherever it finds something, every prefilter pattern must match
-and the screen (read from CPython's `ast`) must pass."""
+(in one statement, for a rule that says so) and the screen (read from CPython's `ast`) must pass."""
 import functools
 import os
 import sys
@@ -39,6 +39,8 @@ def test_prefilter_and_screen_pass_every_file_the_rule_reports(code):
             reported += 1
             for pattern in patterns:
                 assert pattern.search(text), f"{code} reports in {fixture.id} but its prefilter does not match"
+            assert not rule.prefilter_in_one_statement or PYTHON.one_statement_matches(text, patterns), \
+                f"{code} reports in {fixture.id} but no one statement holds its whole prefilter"
             outline = parse_outline(text)
             assert outline is not None and screen(outline), \
                 f"{code} reports in {fixture.id} but its screen says it cannot"
