@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Dict, Iterable, Iterator, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 try:  # the regex parser, to read the literal strings a prefilter requires
     from re import _constants as _sre, _parser as _sre_parse
@@ -32,6 +32,7 @@ class TextSearch:
         self.text = text
         self._has: Dict[str, bool] = {}
         self._matches: Dict["re.Pattern[str]", bool] = {}
+        self._positions: Dict[str, List[int]] = {}
 
     def has(self, literal: str) -> bool:
         found = self._has.get(literal)
@@ -78,15 +79,23 @@ class TextSearch:
         return pattern.search(text) is not None
 
     def _occurrences(self, literals: Iterable[str]) -> Iterator[int]:
-        """Where each of `literals` the text holds occurs, one literal after another."""
+        """Where each of `literals` the text holds occurs, one literal after another (each
+        literal's list kept once it was read to the end: several patterns ask for it)."""
         text = self.text
         for literal in literals:
             if not self.has(literal):
                 continue
+            known = self._positions.get(literal)
+            if known is not None:
+                yield from known
+                continue
+            found = []
             start = text.find(literal)
             while start >= 0:
+                found.append(start)
                 yield start
                 start = text.find(literal, start + 1)
+            self._positions[literal] = found  # not reached when the caller stopped early
 
 
 def match_starts(pattern: "re.Pattern[str]", text: str) -> Iterator[int]:
