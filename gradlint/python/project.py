@@ -43,14 +43,14 @@ def from_imports(text: str) -> FromImports:
     Found from each occurrence of the word `import` (a fast search of the text), the line
     around it read in Python."""
     found: Dict[str, List[str]] = {}
-    at = text.find("import")
+    at = text.find(" import")  # what a line must hold to be read: `from X import`
     while at >= 0:
         start = text.rfind("\n", 0, at) + 1
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
+        at = text.find(" import", end)
         line = text[start:end].lstrip()
-        at = text.find("import", end)
-        if not line.startswith("from") or line[4:5] not in (" ", "\t"):
+        if not line.startswith(("from ", "from\t")):
             continue
         module, separator, names = line[5:].partition(" import")
         module = module.strip()
