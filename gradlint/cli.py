@@ -1,4 +1,6 @@
-"""`gradlint check`, `gradlint fix`, `gradlint rule`.
+"""`gradlint check`, `gradlint fix`, `gradlint rule`: click's reading of the command line
+(its --help and usage errors). What check and fix then do is `gradlint.commands`;
+`gradlint.quick_command_line` reads their usual command lines without click.
 
 Exit codes: 0 nothing left to report, 1 findings left, 2 usage, configuration,
 unreadable input, unwritable output or internal error, 130 interrupted (Ctrl-C).
@@ -6,36 +8,21 @@ unreadable input, unwritable output or internal error, 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import json
-import os
-import sys
-import traceback
-from collections import Counter
-from typing import Iterable, Iterator, Optional, Sequence, Tuple
 
 import click
 
-from gradlint import __version__
-from gradlint.config import ConfigError
-from gradlint.discovery import DiscoveryError, discover_lazily, split_path
-from gradlint.engine import FileReport, Linter, exit_code
-from gradlint.frontend import language_for
-from gradlint.reporters import ReporterOptions, RunResult, format_names, reporter_for
-from gradlint.reporters.progress import with_progress
-from gradlint.reporters.text import location, shown_path
-from gradlint.nearest_config import CACHE_DIR_VARIABLE, CommandLine, SettingsResolver, settings_of, split_codes
-from gradlint.deferred_import import defer_import
+from gradlint import __version__, commands
+from gradlint.command_options import COMMAND_OPTIONS, PATHS, SHARED_OPTIONS, Option
+from gradlint.commands import build_settings, settings_text  # noqa: F401 (callers import them from here)
+from gradlint.exit_status import USAGE_ERROR
+from gradlint.nearest_config import CACHE_DIR_VARIABLE
+from gradlint.reporters import format_names
 from gradlint.result_cache import DEFAULT_CACHE_DIR
-from gradlint.exit_status import INTERRUPTED, USAGE_ERROR
-from gradlint.runner import BESIDE_CONFIGURATION, run_files
-from gradlint.settings import SelectionError, Settings
-from gradlint.source import SourceError
-from gradlint.standard_streams import prepare_standard_streams, to_stderr, to_stdout
 from gradlint.trace.command import trace
 
 
-
 class GradlintError(click.ClickException):
-    """A usage or configuration error: one line on stderr, exit 2."""
+    """A usage error of `gradlint rule` or `gradlint server`: one line on stderr, exit 2."""
 
     exit_code = USAGE_ERROR
 
@@ -43,489 +30,62 @@ class GradlintError(click.ClickException):
         click.echo(f"gradlint: error: {self.format_message()}", err=True)
 
 
-def _codes_option(name: str, help_text: str):
-    return click.option(name, multiple=True, metavar="CODES", help=help_text)
+def _path_type(checks):
+    file_okay, dir_okay, exists = checks
+    return click.Path(file_okay=file_okay, dir_okay=dir_okay, exists=exists)
 
 
-def shared_options(function):
-    options = [
-        click.argument("paths", nargs=-1, type=click.Path()),
-        _codes_option("--select", "Rule codes or prefixes to enable (comma-separated; ALL for every rule)."),
-        _codes_option("--extend-select", "Codes or prefixes to enable on top of the selection."),
-        _codes_option("--ignore", "Codes or prefixes to disable."),
-        click.option("--config", "config_path", type=click.Path(dir_okay=False),
-                     help="One configuration file for every file (default: each file's nearest "
-                          ".gradlint.toml, gradlint.toml or pyproject.toml with [tool.gradlint])."),
-        click.option("--isolated", is_flag=True, help="Read no configuration file."),
-        click.option("--exclude", "exclude", multiple=True, metavar="PATTERNS",
-                     help="Glob patterns to skip, replacing the configured and default ones (comma-separated)."),
-        click.option("--extend-exclude", "extend_exclude", multiple=True, metavar="PATTERNS",
-                     help="Glob patterns to skip on top of the others (comma-separated)."),
-        click.option("--respect-gitignore/--no-respect-gitignore", "respect_gitignore", default=None,
-                     help="Skip what .gitignore files exclude (default: yes)."),
-        click.option("--show-settings", is_flag=True,
-                     help="Print the settings of the first path (or .) and the file they came from, then exit."),
-        click.option("--show-files", is_flag=True, help="Print the files that would be checked, then exit."),
-        click.option("--output-format", default="text", show_default=True, metavar="FORMAT",
-                     help="Output format: " + ", ".join(format_names()) + "."),
-        click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
-        click.option("--exit-non-zero-on-fix", is_flag=True,
-                     help="Exit 1 when a fix was applied, even if no findings remain."),
-        click.option("--output-file", "-o", type=click.Path(dir_okay=False), metavar="FILE",
-                     help="Write the findings to FILE instead of stdout."),
-        click.option("--statistics", is_flag=True,
-                     help="Count findings per rule instead of listing them (JSON with --output-format json)."),
-        click.option("--stdin-filename", metavar="NAME",
-                     help="Read the source from stdin, as if it were the file NAME."),
-        click.option("--force-exclude", is_flag=True,
-                     help="Apply exclusions to paths named on the command line too."),
-        click.option("--unsafe-fixes/--no-unsafe-fixes", "unsafe_fixes", default=None,
-                     help="Also apply (fix) or offer (check) unsafe fixes."),
-        click.option("--show-source", is_flag=True, help="Show the offending source line under each finding."),
-        click.option("--show-fixes", is_flag=True, help="List the fixes that were applied."),
-        click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary."),
-        click.option("--verbose", "-v", is_flag=True, help="Show tracebacks of internal errors."),
-        click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
-                     help="Worker processes (default: the number of cores; small runs use one)."),
-        click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
-        click.option("--cache-dir", type=click.Path(file_okay=False),
-                     help=f"Where to keep the result cache (default: ${CACHE_DIR_VARIABLE}, else {DEFAULT_CACHE_DIR} "
-                          "beside each configuration)."),
-        click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
-                     show_default=True, help="Colour the output (auto honours NO_COLOR and non-terminals)."),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+def _help(option: Option):
+    if option.destination == "output_format":
+        return "Output format: " + ", ".join(format_names()) + "."
+    if option.destination == "cache_dir":
+        return (f"Where to keep the result cache (default: ${CACHE_DIR_VARIABLE}, else {DEFAULT_CACHE_DIR} "
+                "beside each configuration).")
+    return option.help
 
 
-def command_line_from(options: dict) -> CommandLine:
-    return CommandLine(
-        select=tuple(split_codes(options["select"])) or None,
-        extend_select=tuple(split_codes(options["extend_select"])),
-        ignore=tuple(split_codes(options["ignore"])),
-        exclude=tuple(split_codes(options.get("exclude", ()))) or None,
-        extend_exclude=tuple(split_codes(options.get("extend_exclude", ()))),
-        respect_gitignore=options.get("respect_gitignore"),
-        unsafe_fixes=options["unsafe_fixes"],
-        config_path=options["config_path"],
-        isolated=bool(options.get("isolated")),
-    )
-
-
-class _ConfigurationErrors:
-    """A broken configuration file or an unknown code, met whenever a file governed by it
-    comes up: one line on stderr, exit 2."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, trace):
-        if isinstance(error, (ConfigError, SelectionError)):
-            raise GradlintError(str(error)) from None
-        return False
-
-
-def build_resolver(paths: Sequence[str], options: dict) -> SettingsResolver:
-    """Each file's settings; the paths named are resolved now, so that a broken
-    configuration of theirs is reported before anything runs."""
-    with _ConfigurationErrors():
-        resolver = SettingsResolver(command_line_from(options))
-        for path in paths or ["."]:
-            resolver.for_named(path)
-    return resolver
-
-
-def build_settings(paths: Sequence[str], options: dict) -> Settings:
-    """The settings of the first path (or the working folder)."""
-    with _ConfigurationErrors():
-        return settings_of((paths or ["."])[0], command_line_from(options))
-
-
-def _use_color(choice: str) -> bool:
-    if choice == "always":
-        return True
-    if choice == "never" or "NO_COLOR" in os.environ:
-        return False
-    return sys.stdout is not None and sys.stdout.isatty()
-
-
-def _display_paths(paths: Iterable[str]) -> Iterator[str]:
-    """Paths under the working directory are shown relative to it (worked out per folder)."""
-    shown_folders: dict = {}
-    for path in paths:
-        folder, name = split_path(path)
-        if folder not in shown_folders:
-            relative = os.path.relpath(folder or ".")
-            shown_folders[folder] = None if relative.startswith("..") else relative
-        relative = shown_folders[folder]
-        yield path if relative is None else name if relative == "." else os.path.join(relative, name)
-
-
-def _files(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool,
-           progress: bool = True) -> Tuple[Iterable[str], list]:
-    """The files to check, and the list of skipped paths that fills as they are walked.
-    Without a progress display the files come lazily: checking starts while the walk
-    goes on."""
-    try:
-        found, files = discover_lazily(paths or ["."], resolver, force_exclude)
-    except DiscoveryError as error:
-        raise GradlintError(str(error)) from None
-    shown = _display_paths(files)
-    context = click.get_current_context(silent=True)
-    quiet = bool(context and context.params.get("quiet"))
-    if not progress or quiet or sys.stderr is None or not sys.stderr.isatty():
-        return shown, found.skipped
-    verb = "Fixing" if context and context.info_name == "fix" else "Checking"
-    with _ConfigurationErrors():
-        return with_progress(list(shown), verb, quiet), found.skipped
-
-
-def _report(result: RunResult, options: dict) -> None:
-    output_file = options.get("output_file")
-    if not output_file:
-        _render(result, options, sys.stdout, _use_color(options["color"]))
-        return
-    try:
-        with open(output_file, "w", encoding="utf-8", newline="") as stream:
-            _render(result, options, stream, options["color"] == "always")
-    except OSError as error:
-        raise GradlintError(f"{output_file}: cannot write the output file: {error.strerror or error}") from None
-
-
-def _render(result: RunResult, options: dict, stream, color: bool) -> None:
-    format_name = options["output_format"]
-    sources = {}
-    if options["show_source"]:
-        for report in result.reports:
-            text = report.fixed if report.fixed is not None else _read_text(report.path)
-            if text is not None:
-                sources[report.path] = text
-    reporter_options = ReporterOptions(
-        color=color, show_source=options["show_source"], show_fixes=options["show_fixes"], sources=sources,
-    )
-    if options["statistics"]:
-        _print_statistics(result, format_name, stream)
+def _click_option(option: Option):
+    settings = {"help": _help(option)}
+    if option.metavar:
+        settings["metavar"] = option.metavar
+    if option.show_default:
+        settings["show_default"] = True
+    if option.kind == "flag":
+        settings["is_flag"] = True
+    elif option.kind == "multiple":
+        settings["multiple"] = True
     else:
-        reporter_for(format_name)(stream, reporter_options).render(result)
+        settings["default"] = option.default
+    if option.path:
+        settings["type"] = _path_type(option.path)
+    elif option.choices:
+        settings["type"] = click.Choice(list(option.choices))
+    elif option.at_least is not None:
+        settings["type"] = click.IntRange(min=option.at_least)
+    return click.option(*option.declarations, option.destination, **settings)
 
 
-def _read_text(path: str) -> Optional[str]:
-    language = language_for(path)
-    try:
-        with open(path, "rb") as handle:
-            return language.decode(handle.read()).text if language else None
-    except Exception:
-        return None
+def with_options(command: str):
+    """The paths argument, the shared options, then the command's own (the order of --help)."""
+    def decorate(function):
+        declared = [click.argument("paths", nargs=-1, type=_path_type(PATHS))]
+        declared += [_click_option(option) for option in SHARED_OPTIONS + COMMAND_OPTIONS[command]]
+        for option in reversed(declared):
+            function = option(function)
+        return function
 
-
-def _print_statistics(result: RunResult, format_name: str, stream) -> None:
-    """Findings per rule, most first: JSON for the JSON formats, a table for the others."""
-    counts = Counter((finding.code, finding.name) for finding in result.findings)
-    fixable = Counter(
-        finding.code for finding in result.findings
-        if finding.fix is not None and finding.fix.is_applicable(result.unsafe_fixes)
-    )
-    rows = [{"code": code, "name": name, "count": count, "fixable": fixable[code]}
-            for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
-    if format_name == "json":
-        stream.write(json.dumps(rows, indent=2) + "\n")
-    elif format_name == "json-lines":
-        stream.writelines(json.dumps(row) + "\n" for row in rows)
-    else:
-        for row in rows:
-            marker = " [*]" if row["fixable"] else ""
-            stream.write(f"{row['count']:>5}\t{row['code']}\t[{row['name']}]{marker}\n")
-
-
-def _naming(message: str, path: str) -> str:
-    """A message that starts with a file name, the name escaped as findings show it."""
-    return shown_path(path) + message[len(path):] if message.startswith(path + ":") else message
-
-
-def _file_count(count: int) -> str:
-    return f"{count} file{'s' if count != 1 else ''}"
-
-
-def _summary(result: RunResult, skipped, quiet: bool, file_count: Optional[int] = None) -> None:
-    for report in result.reports:
-        if report.error:
-            click.echo(f"gradlint: error: {_naming(report.error, report.path)}", err=True)
-        for note in report.notes:
-            click.echo(f"gradlint: warning: {_naming(note, report.path)}", err=True)
-    for path, reason in skipped:
-        click.echo(f"gradlint: warning: {shown_path(path)}: skipped: {reason}", err=True)
-    if quiet:
-        return
-    findings = result.findings
-    files = len(result.reports) if file_count is None else file_count
-    checked = _file_count(files)
-    if result.mode == "fix":
-        applied = len(result.applied_fixes)
-        fixed_files = sum(1 for report in result.reports if report.applied_fixes)
-        where = f" in {_file_count(fixed_files)}" if applied else ""
-        click.echo(
-            f"Fixed {applied} finding{'s' if applied != 1 else ''}{where} ({checked} checked); "
-            f"{len(findings)} remaining.", err=True,
-        )
-        return
-    errors = sum(1 for report in result.reports if report.error)
-    if not findings:
-        if errors:  # "all passed" would hide that some files were not checked
-            click.echo(f"No findings in {checked}; {errors} could not be checked.", err=True)
-        else:
-            click.echo(f"All checks passed ({checked}).", err=True)
-        return
-    safe = sum(1 for f in findings if f.fix is not None and f.fix.is_applicable(False))
-    unsafe = sum(1 for f in findings if f.fix is not None and f.fix.is_applicable(True)) - safe
-    line = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} in {checked}."
-    if safe:
-        line += f" {safe} fixable with `gradlint fix`."
-    if unsafe:
-        line += f" {unsafe} more with `gradlint fix --unsafe-fixes`."
-    click.echo(line, err=True)
-
-
-def _validate_format(options: dict) -> None:
-    if options["output_format"] not in format_names():
-        raise GradlintError(
-            f"unknown output format {options['output_format']!r} (choose from {', '.join(format_names())})"
-        )
-
-
-def _stdin_source(name: str):
-    language = language_for(name)
-    if language is None:
-        raise GradlintError(f"--stdin-filename {name!r}: not a Python, C++ or notebook file name")
-    if sys.stdin is None:
-        raise GradlintError("--stdin-filename: stdin is closed")
-    raw = sys.stdin.buffer.read()
-    try:
-        return language, language.decode(raw)
-    except Exception as error:
-        raise GradlintError(f"{name}: cannot decode stdin: {error}") from None
-
-
-def _finish(result: RunResult, options: dict, skipped=(), file_count: Optional[int] = None) -> None:
-    code = exit_code(result.reports)
-    if options.get("exit_non_zero_on_fix") and result.applied_fixes and code == 0:
-        code = 1
-    if options["exit_zero"] and code == 1:
-        code = 0
-    if not to_stdout(lambda: _report(result, options)):
-        code = USAGE_ERROR
-    to_stderr(lambda: _summary(result, skipped, options["quiet"], file_count))
-    sys.exit(code)
+    return decorate
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gradlint")
 def main() -> None:
     """Find and fix misused PyTorch gradient-mode guards in Python and C++."""
-    prepare_standard_streams()
-    defer_import("libcst")  # loaded only when some file needs parsing
+    commands.start()
 
 
-def _guarded(function):
-    """Turn an unexpected exception into one line on stderr and exit 2."""
-
-    def wrapper(**options):
-        try:
-            return function(**options)
-        except (click.ClickException, click.exceptions.Exit, SystemExit):
-            raise
-        except KeyboardInterrupt:  # the pool's workers end with their temporaries removed
-            to_stderr(lambda: click.echo("gradlint: interrupted", err=True))
-            sys.exit(INTERRUPTED)
-        except Exception as error:  # the last line of defence: never a raw traceback
-            if options.get("verbose"):
-                to_stderr(traceback.print_exc)
-            message = f"gradlint: internal error: {type(error).__name__}: {error}"
-            to_stderr(lambda: click.echo(message, err=True))
-            sys.exit(USAGE_ERROR)
-
-    wrapper.__name__ = function.__name__
-    wrapper.__doc__ = function.__doc__
-    return wrapper
-
-
-def _stdin_report(options: dict, resolver: SettingsResolver):
-    name = options["stdin_filename"]
-    if language_for(name) is None:  # before settings are looked up for a name that is none
-        _stdin_source(name)
-    with _ConfigurationErrors():
-        settings = resolver.for_path(name)
-    language, source = _stdin_source(name)
-    return name, settings, language, source
-
-
-def _show_and_exit(paths, resolver: SettingsResolver, options: dict) -> None:
-    """--show-settings and --show-files: what a run would use, then exit 0."""
-    if options["show_settings"]:
-        first = (paths or ["."])[0]
-        with _ConfigurationErrors():
-            settings = resolver.for_named(first)
-        click.echo(settings_text(first, settings), nl=False)
-    if options["show_files"]:
-        files, skipped = _files(paths, resolver, options["force_exclude"], progress=False)
-        with _ConfigurationErrors():
-            for path in files:
-                click.echo(path)
-        for path, reason in skipped:
-            click.echo(f"gradlint: warning: {path}: skipped: {reason}", err=True)
-    sys.exit(0)
-
-
-def settings_text(path: str, settings: Settings) -> str:
-    lines = [
-        f"path: {path}",
-        f"configuration: {settings.config_path or '(none: defaults)'}",
-        f"root: {settings.root}",
-        f"select: {', '.join(sorted(settings.enabled))}",
-        f"exclude: {', '.join(settings.exclude)}",
-        f"extend-exclude: {', '.join(settings.extend_exclude)}",
-        f"respect-gitignore: {str(settings.respect_gitignore).lower()}",
-        f"unsafe-fixes: {str(settings.unsafe_fixes).lower()}",
-        "per-file-ignores: " + "; ".join(f"{pattern} = {', '.join(sorted(codes))}"
-                                          for pattern, codes in settings.per_file_ignores),
-    ]
-    return "\n".join(lines) + "\n"
-
-
-@main.command()
-@shared_options
-@click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes, as `gradlint fix` does.")
-@click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
-@click.option("--add-noqa", is_flag=True,
-              help="Add a suppression comment (# noqa: / // NOLINT()) for every finding, then exit.")
-@click.option("--compare-trace", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
-              help="List which errors of a `gradlint trace --report FILE` run the findings report.")
-@_guarded
-def check(paths, apply_fixes, diff, add_noqa, compare_trace=None, **options) -> None:
-    """Report misused grad-mode guards in PATHS (default: the current folder)."""
-    if apply_fixes or diff:
-        _fix(paths, diff, options)
-        return
-    _validate_format(options)
-    if add_noqa:
-        _add_noqa(paths, options)
-    resolver = build_resolver(paths, options)
-    if options["show_settings"] or options["show_files"]:
-        _show_and_exit(paths, resolver, options)
-    if options["stdin_filename"] is not None:  # "" is a name too (refused), not "no stdin"
-        name, settings, language, source = _stdin_report(options, resolver)
-        report = FileReport(name, Linter(settings, verbose=options["verbose"]).check_text(source.text, name, language))
-        _finish(RunResult([report], "check", settings.unsafe_fixes, from_stdin=True), options)
-    files, skipped = _files(paths, resolver, options["force_exclude"])
-    outcome = _run(files, resolver, options, "check")
-    if compare_trace:
-        from gradlint.trace.compare import compare_trace as trace_comparison  # only this option needs it
-
-        sys.exit(trace_comparison(compare_trace, paths or ["."], outcome.reports, click.echo))
-    _finish(RunResult(outcome.reports, "check", _unsafe_fixes(resolver, paths)), options, skipped,
-            outcome.file_count)
-
-
-def _add_noqa(paths, options: dict) -> None:
-    """Suppress every current finding in place; exit 0, or 1 when some file keeps findings."""
-    from gradlint.add_noqa import add_noqa
-
-    resolver = build_resolver(paths, options)
-    files, skipped = _files(paths, resolver, options["force_exclude"], progress=False)
-    added, changed, failed = 0, 0, False
-    linters = {}
-    with _ConfigurationErrors():
-        for path in files:
-            settings = resolver.for_path(path)
-            linter = linters.get(settings) or linters.setdefault(settings, Linter(settings))
-            count, note = add_noqa(path, linter)
-            added, changed = added + count, changed + bool(count)
-            if note:
-                failed = True
-                click.echo(f"gradlint: warning: {note}", err=True)
-    for path, reason in skipped:
-        click.echo(f"gradlint: warning: {shown_path(path)}: skipped: {reason}", err=True)
-    if not options["quiet"]:
-        click.echo(f"Added {added} suppression{'s' if added != 1 else ''} in {changed} "
-                   f"file{'s' if changed != 1 else ''}.", err=True)
-    sys.exit(1 if failed else 0)
-
-
-def _unsafe_fixes(resolver: SettingsResolver, paths) -> bool:
-    """Whether the summary counts unsafe fixes as applicable: as the first path's settings say."""
-    first = (paths or ["."])[0]
-    return resolver.for_named(first).unsafe_fixes
-
-
-@main.command()
-@shared_options
-@click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
-@_guarded
-def fix(paths, diff, **options) -> None:
-    """Apply fixes to PATHS (safe ones; unsafe ones too with --unsafe-fixes)."""
-    _fix(paths, diff, options)
-
-
-def _fix(paths, diff: bool, options: dict) -> None:
-    _validate_format(options)
-    resolver = build_resolver(paths, options)
-    if options["show_settings"] or options["show_files"]:
-        _show_and_exit(paths, resolver, options)
-    if options["stdin_filename"] is not None:  # never touch the disk in stdin mode
-        name, settings, language, source = _stdin_report(options, resolver)
-        outcome = Linter(settings, verbose=options["verbose"]).fix_text(source.text, name, language)
-        try:
-            fixed = source.encode(outcome.text)
-        except (SourceError, UnicodeError, ValueError) as error:  # an encoding that does not round-trip
-            to_stdout(lambda: sys.stdout.buffer.write(source.raw))  # the text as it came
-            raise GradlintError(f"{name}: {error}") from None
-        if diff:
-            before, after = source.file_text(source.text), source.file_text(outcome.text)
-            written = to_stdout(lambda: _print_diff(name, before, after))
-            sys.exit(USAGE_ERROR if not written else 1 if outcome.text != source.text else 0)
-        written = to_stdout(lambda: sys.stdout.buffer.write(fixed))
-        to_stderr(lambda: [click.echo(f"{location(finding)}: {finding.code} [{finding.name}] {finding.message}",
-                                       err=True) for finding in outcome.findings])
-        failed = outcome.findings or (options["exit_non_zero_on_fix"] and outcome.applied)
-        sys.exit(USAGE_ERROR if not written else 1 if failed and not options["exit_zero"] else 0)
-    files, skipped = _files(paths, resolver, options["force_exclude"])
-    outcome = _run(files, resolver, options, "fix", write=not diff)
-    reports = outcome.reports
-    if diff:
-        changed = [report for report in reports if report.changed]
-        written = to_stdout(lambda: [_print_diff(report.path, *report.diff_texts) for report in changed])
-        for report in reports:
-            if report.error:
-                click.echo(f"gradlint: error: {_naming(report.error, report.path)}", err=True)
-        if not options["quiet"]:
-            count = sum(len(report.applied_fixes) for report in changed)
-            click.echo(f"Would fix {count} finding{'s' if count != 1 else ''} in {len(changed)} "
-                       f"file{'s' if len(changed) != 1 else ''}.", err=True)
-        sys.exit(2 if not written or any(report.error for report in reports) else (1 if changed else 0))
-    _finish(RunResult(reports, "fix", _unsafe_fixes(resolver, paths)), options, skipped, outcome.file_count)
-
-
-def _run(files, resolver: SettingsResolver, options: dict, mode: str, write: bool = True):
-    cache_dir = None
-    if not options["no_cache"]:
-        cache_dir = options["cache_dir"] or os.environ.get(CACHE_DIR_VARIABLE) or BESIDE_CONFIGURATION
-    with _ConfigurationErrors():
-        outcome = run_files(files, resolver, mode, write=write, jobs=options["jobs"], cache_dir=cache_dir,
-                            verbose=options["verbose"])
-    if outcome.cache_error:
-        click.echo(f"gradlint: warning: {outcome.cache_error}", err=True)
-    return outcome
-
-
-def _print_diff(path: str, before: str, after: str) -> None:
-    import difflib
-
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True),
-        fromfile=f"a/{path}", tofile=f"b/{path}",
-    )
-    for line in lines:
-        click.echo(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n", nl=False)
+main.command()(with_options("check")(commands.check))
+main.command()(with_options("fix")(commands.fix))
 
 
 @main.command()

@@ -12,13 +12,24 @@ from gradlint.exit_status import INTERRUPTED
 
 def main() -> None:
     try:
-        from gradlint.cli import main as run
+        from gradlint.quick_command_line import read_command_line
+
+        quick = read_command_line(sys.argv[1:])
+        if quick is None:  # help, usage errors, the other commands: click reads them
+            from gradlint.cli import main as run
+        else:
+            from gradlint import commands
     except KeyboardInterrupt:
         sys.stderr.write("gradlint: interrupted\n")
         sys.exit(INTERRUPTED)
     tune_collector()
     try:
-        run(prog_name="gradlint")
+        if quick is None:
+            run(prog_name="gradlint")
+        else:
+            command, options = quick
+            commands.start()
+            getattr(commands, command)(**options)
     except SystemExit as done:
         exit_now(done.code)
     exit_now(0)

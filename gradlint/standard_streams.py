@@ -7,15 +7,13 @@ import os
 import sys
 from typing import Callable
 
-import click
-
 
 def to_stdout(write: Callable[[], None]) -> bool:
     """Run `write`, which prints to stdout, as Unix tools do: a reader that went away
     (EPIPE, `| head`) ends the output quietly; a closed or full stdout is said on stderr.
     False when the output could not be written."""
     if sys.stdout is None:
-        to_stderr(lambda: click.echo("gradlint: error: cannot write the output: stdout is closed", err=True))
+        to_stderr(lambda: echo("gradlint: error: cannot write the output: stdout is closed", err=True))
         return False
     try:
         write()
@@ -26,9 +24,52 @@ def to_stdout(write: Callable[[], None]) -> bool:
     except OSError as error:
         _discard_stdout()
         message = f"gradlint: error: cannot write the output: {error.strerror or error}"
-        to_stderr(lambda: click.echo(message, err=True))
+        to_stderr(lambda: echo(message, err=True))
         return False
     return True
+
+
+def echo(message: str, err: bool = False, nl: bool = True) -> None:
+    """`message` and a newline on stdout (stderr with `err`), flushed, as `click.echo` writes
+    text on a POSIX system: nothing when the stream is closed, ANSI escapes dropped unless it
+    is a terminal, and UTF-8 (unspellable characters replaced) when its encoding is ASCII."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:
+        return
+    text = message + "\n" if nl else message
+    if not text:
+        stream.flush()
+        return
+    if "\033" in text and not _shows_escapes(stream):
+        import re
+
+        text = re.sub(r"\033\[[;?0-9]*[a-zA-Z]", "", text)
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None and _is_ascii(getattr(stream, "encoding", None) or "ascii"):
+        stream.flush()
+        buffer.write(text.encode("utf-8", "replace"))
+        buffer.flush()
+        return
+    stream.write(text)
+    stream.flush()
+
+
+def _shows_escapes(stream) -> bool:
+    try:
+        if stream.isatty():
+            return True
+    except (AttributeError, ValueError, OSError):
+        pass
+    return type(stream).__module__.startswith("ipykernel.")  # a notebook shows them too
+
+
+def _is_ascii(encoding: str) -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(encoding).name == "ascii"
+    except LookupError:
+        return False
 
 
 def to_stderr(write: Callable[[], None]) -> None:

@@ -4,8 +4,6 @@ import os
 import re
 import unicodedata
 
-import click
-
 from gradlint.diagnostics import LineIndex
 from gradlint.reporters import Reporter, RunResult
 
@@ -56,6 +54,11 @@ def _near(path):
     return path if relative.startswith("..") else relative
 
 
+_COLOURS = {"red": "\033[31m", "cyan": "\033[36m"}
+_BOLD = "\033[1m"
+_RESET = "\033[0m"
+
+
 class TextReporter(Reporter):
     """`path:line:col: GL123 [rule-name] message`, one finding a line."""
 
@@ -65,8 +68,11 @@ class TextReporter(Reporter):
         super().__init__(stream, options)
         self._line_indexes = {}
 
-    def _style(self, text: str, **style) -> str:
-        return click.style(text, **style) if self.options.color else text
+    def _style(self, text: str, fg: str = "", bold: bool = False) -> str:
+        """`text` in a colour and/or bold, as terminals read ANSI escapes (`click.style`'s codes)."""
+        if not self.options.color:
+            return text
+        return f"{_COLOURS[fg] if fg else ''}{_BOLD if bold else ''}{text}{_RESET}"
 
     def render(self, result: RunResult) -> None:
         for finding in result.findings:

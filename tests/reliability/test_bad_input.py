@@ -204,11 +204,11 @@ def _become_a_link_loop(path):
     (_become_a_link_loop, "Too many levels of symbolic links"),
 ], ids=["removed", "directory", "fifo", "link-loop"])
 def test_a_file_that_changes_between_discovery_and_reading(tmp_path, cli, monkeypatch, change, message):
-    import gradlint.cli
+    import gradlint.commands
 
     (tmp_path / "good.py").write_bytes(GUARDED)
     (tmp_path / "gone.py").write_bytes(GUARDED)
-    real_discover = gradlint.cli.discover_lazily
+    real_discover = gradlint.commands.discover_lazily
 
     def discover_then_change(*args, **kwargs):
         found, files = real_discover(*args, **kwargs)
@@ -216,7 +216,7 @@ def test_a_file_that_changes_between_discovery_and_reading(tmp_path, cli, monkey
         change(str(tmp_path / "gone.py"))
         return found, iter(files)
 
-    monkeypatch.setattr(gradlint.cli, "discover_lazily", discover_then_change)
+    monkeypatch.setattr(gradlint.commands, "discover_lazily", discover_then_change)
     run = cli(tmp_path, "check", "--no-cache", ".")
     run.assert_no_traceback()
     assert f"gradlint: error: gone.py: cannot read: {message}" in run.stderr

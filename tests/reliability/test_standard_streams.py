@@ -120,19 +120,22 @@ def test_ctrl_c_exits_130_without_tracebacks_or_temporaries(tmp_path):
     assert {path.read_bytes() for path in tmp_path.glob("m*.py")} <= {original, fixed}
 
 
-def test_ctrl_c_while_gradlint_is_imported_exits_130_without_a_traceback(tmp_path):
-    """The console script's entry: a Ctrl-C that lands while `gradlint.cli` is imported."""
+@pytest.mark.parametrize("module, command", [("gradlint.commands", "check"), ("gradlint.cli", "rule")])
+def test_ctrl_c_while_gradlint_is_imported_exits_130_without_a_traceback(tmp_path, module, command):
+    """The console script's entry: a Ctrl-C that lands while gradlint is imported (`check`
+    without click, `rule` with it)."""
     program = (
         "import sys\n"
         "class CtrlC:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'gradlint.cli':\n"
+        f"        if name == {module!r}:\n"
         "            raise KeyboardInterrupt\n"
         "sys.meta_path.insert(0, CtrlC())\n"
         "from gradlint.console import main\n"
         "main()\n"
     )
-    result = subprocess.run([sys.executable, "-c", program, "check", str(tmp_path)], capture_output=True, cwd=tmp_path)
+    result = subprocess.run([sys.executable, "-c", program, command, str(tmp_path) if command == "check" else "GL402"],
+                            capture_output=True, cwd=tmp_path)
     assert result.returncode == 130, result.stderr.decode()
     assert result.stderr == b"gradlint: interrupted\n"
 
