@@ -4,10 +4,13 @@
     python bench/perf.py --rows small,module   # some rows: tree, warm, all, module, small, torch, warm10k
     python bench/perf.py --tree DIR [--tree DIR ...] --repeat 5
 
-Both tools run as users run them: the console scripts installed beside this Python
-(`gradlint`, `ruff`; gradlint's code is a byte-compiled copy of the package this Python
-imports, first on PYTHONPATH), each run a fresh process with its output discarded, started from a
-neutral folder. For each row the commands are run in turn, `--repeat` times (gradlint,
+Both tools run as users run them, each run a fresh process with its output discarded, started
+from a neutral folder: ruff's console script beside this Python, and gradlint's console script
+from a regular (not editable) install of this checkout into a virtualenv of this Python
+(`--venv`, built on first use, gradlint reinstalled each run; its dependencies come from the
+package index once). A development checkout's editable install runs a finder hook (a .pth
+file) at every start, and this machine's site-packages runs others; the venv's interpreter
+runs none of them, and the small row says what that interpreter alone costs. For each row the commands are run in turn, `--repeat` times (gradlint,
 ruff, gradlint, ruff, ...), so a change in the machine's load hits both; printed are the
 CPU time of the whole process tree (user + system, a pool's workers included, from wait4)
 and the wall time as min / median / max, and the ratio of the medians. Peak memory comes from
@@ -36,7 +39,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from throughput import files_under, make_tree, run_once, snapshot_gradlint, warm_page_cache  # noqa: E402
+from throughput import files_under, make_tree, run_once, warm_page_cache  # noqa: E402
 
 CORPUS = "/work/corpus"
 # Seven public ML repositories (bench/corpus/repos.toml pins them), about 6,600 files.
@@ -62,6 +65,9 @@ def evaluate(model, loader):
     return correct
 '''
 ROWS = ("tree", "warm", "all", "module", "small", "torch", "warm10k")
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# What `pip install` needs of the checkout to build the package.
+BUILD_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "gradlint")
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
@@ -119,12 +125,12 @@ def verdict(text: str, met: bool) -> str:
 
 
 class Bench:
-    def __init__(self, args, work: str) -> None:
+    def __init__(self, args, work: str, venv_bin: str) -> None:
         self.args = args
         self.work = work
-        folder = os.path.dirname(sys.executable)
-        self.gradlint = _tool(folder, "gradlint")
-        self.ruff = _tool(folder, "ruff")
+        self.python = os.path.join(venv_bin, "python")
+        self.gradlint = os.path.join(venv_bin, "gradlint")
+        self.ruff = _tool(os.path.dirname(sys.executable), "ruff")
         self.results: List[str] = []
 
     # -- commands ---------------------------------------------------------------------------
@@ -231,9 +237,9 @@ class Bench:
         with open(path, "w") as handle:
             handle.write(SMALL_FILE)
         print("\none small file, from process start to exit")
-        runs = alternate({"python": [sys.executable, "-c", "pass"], "gradlint": self.gl([path]),
+        runs = alternate({"python": [self.python, "-c", "pass"], "gradlint": self.gl([path]),
                           "ruff": self.rf([path])}, max(self.args.repeat, 10))
-        print(line("python -c pass (interpreter)", runs["python"]))
+        print(line("python -c pass (venv's)", runs["python"]))
         print(line("ruff", runs["ruff"]))
         print(line("gradlint", runs["gradlint"], runs["ruff"]))
         cpu = runs["gradlint"].cpu_median
@@ -286,6 +292,26 @@ class Bench:
         self.results.append(verdict(f"10k unchanged files warm <= 0.3 s wall ({wall:.2f} s)", wall <= 0.3))
 
 
+def install_regular(venv: str, work: str) -> str:
+    """This checkout installed as `pip install` installs it (copied, byte-compiled) into the
+    virtualenv `venv` of this Python, made on first use; its bin folder."""
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    source = os.path.join(work, "source")  # a copy: pip builds in the tree it is given
+    for name in BUILD_INPUTS:
+        origin, target = os.path.join(CHECKOUT, name), os.path.join(source, name)
+        if os.path.isdir(origin):
+            shutil.copytree(origin, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            os.makedirs(source, exist_ok=True)
+            shutil.copy2(origin, target)
+    subprocess.run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "gradlint"], check=True,
+                   stderr=subprocess.DEVNULL)  # one of the same version would be kept
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", source], check=True)
+    return os.path.dirname(python)
+
+
 def _tool(folder: str, name: str) -> str:
     beside = os.path.join(folder, name)
     found = beside if os.path.exists(beside) else shutil.which(name)
@@ -301,6 +327,8 @@ def main() -> None:
     parser.add_argument("--tree", action="append", help="a folder of the real tree (default: the seven repositories)")
     parser.add_argument("--modules", action="append", help="a single module to time (default: MODULES)")
     parser.add_argument("--synthetic-dir", default=os.path.join(tempfile.gettempdir(), "gradlint-bench-trees"))
+    parser.add_argument("--venv", default=os.path.join(tempfile.gettempdir(), "gradlint-bench-venv"),
+                        help="the virtualenv gradlint is installed into (made on first use)")
     args = parser.parse_args()
     rows = [row for row in args.rows.split(",") if row]
     unknown = set(rows) - set(ROWS)
@@ -308,16 +336,16 @@ def main() -> None:
         parser.error(f"unknown rows: {', '.join(sorted(unknown))}")
     sys.stdout.reconfigure(line_buffering=True)
     with tempfile.TemporaryDirectory(prefix="gradlint-perf-") as work:
-        # a byte-compiled copy, as `pip install` leaves it (PYTHONDONTWRITEBYTECODE would
-        # otherwise make every run compile every module), that edits cannot change mid-run
-        snapshot_gradlint(work)
-        bench = Bench(args, work)
+        # a regular install: byte-compiled by pip (PYTHONDONTWRITEBYTECODE would otherwise make
+        # every run compile every module), a copy that edits cannot change mid-run
+        os.environ.pop("PYTHONPATH", None)  # the runs import the installed copy, not a checkout
+        bench = Bench(args, work, install_regular(args.venv, work))
         versions = [subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.strip()
                     for tool in (bench.gradlint, bench.ruff)]
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
               f"Python {platform.python_version()}; {'; '.join(versions)}; load average "
               f"{' '.join(f'{value:.1f}' for value in os.getloadavg())} at the start")
-        print(f"gradlint: {bench.gradlint} (PYTHONPATH={os.environ.get('PYTHONPATH', '')}); ruff: {bench.ruff}")
+        print(f"gradlint: {bench.gradlint} (a regular install of {CHECKOUT}); ruff: {bench.ruff}")
         print(f"columns: CPU of the process tree and wall time, min median max of {args.repeat} alternating runs; "
               f"ratio of CPU medians")
         for row in rows:
