@@ -27,6 +27,7 @@ value does.
 """
 from __future__ import annotations
 
+from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.values import FlowEvent, Kind, Taint
 
 __all__ = ["FlowEvent", "Kind", "Taint", "inference_flow"]
@@ -35,9 +36,5 @@ __all__ = ["FlowEvent", "Kind", "Taint", "inference_flow"]
 def inference_flow(outline):
     """The flow of one file (`analysis.InferenceFlow`), computed once and kept on its outline,
     which GL201-GL204 share."""
-    found = outline.__dict__.get("_inference_flow")
-    if found is None:
-        from gradlint.python.flow.analysis import InferenceFlow
-
-        found = outline.__dict__["_inference_flow"] = InferenceFlow(outline)
-    return found
+    from gradlint.python.flow.analysis import InferenceFlow
+    return kept_on(outline, "_inference_flow", lambda: InferenceFlow(outline))

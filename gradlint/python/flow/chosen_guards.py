@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
+from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted
 from gradlint.python.outline import Outline, ScreenGuard, ScreenRegion
 
@@ -41,15 +42,12 @@ def _may_enter_inference(outline: Outline, expression: ast.AST) -> bool:
 
 def guard_helper_names(outline: Outline) -> FrozenSet[str]:
     """Functions of the module with a `return` that may give `torch.inference_mode()`."""
-    found = outline.__dict__.get("_guard_helper_names")
-    if found is None and "inference_mode" not in outline.text:
-        found = outline.__dict__["_guard_helper_names"] = frozenset()
-    if found is None:
-        found = outline.__dict__["_guard_helper_names"] = frozenset(
-            function.name for statement, function in outline.statements_of(ast.Return)
-            if function is not None and statement.value is not None
-            and any(_may_enter_inference(outline, arm) for arm in _arms(statement.value)))
-    return found
+    if "inference_mode" not in outline.text:
+        return frozenset()
+    return kept_on(outline, "_guard_helper_names", lambda: frozenset(
+        function.name for statement, function in outline.statements_of(ast.Return)
+        if function is not None and statement.value is not None
+        and any(_may_enter_inference(outline, arm) for arm in _arms(statement.value))))
 
 
 def chosen_guard_items(outline: Outline) -> List[Tuple[ast.withitem, ast.stmt, Optional[ast.AST]]]:
@@ -173,15 +171,20 @@ class ChosenGuards:
 
     def _chosen(self, expression: Optional[ast.AST], env: _Env, depth: int) -> Set[object]:
         if isinstance(expression, ast.IfExp):
-            outcomes: Set[object] = set()
-            for value in self._values(expression.test, env, depth):
-                outcomes |= {UNKNOWN} if value is UNKNOWN else self._chosen(
-                    expression.body if value else expression.orelse, env, depth)
-            return outcomes
+            return self._by_test(expression, env, depth, self._chosen)
         guards = list(self.outline.guards(expression)) if isinstance(expression, ast.Call) else []
         if len(guards) != 1 or (guards[0].kind == "inference_mode" and guards[0].inference is None):
             return {UNKNOWN}
         return {guards[0].kind == "inference_mode" and guards[0].inference is True}
+
+    def _by_test(self, conditional: ast.IfExp, env: _Env, depth: int,
+                 of_arm: Callable[[ast.AST, _Env, int], Set[object]]) -> Set[object]:
+        """`of_arm` of the arm each value of the test picks; UNKNOWN where the test is unknown."""
+        found: Set[object] = set()
+        for value in self._values(conditional.test, env, depth):
+            found |= {UNKNOWN} if value is UNKNOWN else of_arm(
+                conditional.body if value else conditional.orelse, env, depth)
+        return found
 
     def _values(self, expression: ast.AST, env: _Env, depth: int) -> Set[object]:
         """The values `expression` may have, as far as the code shows (UNKNOWN among them otherwise)."""
@@ -194,11 +197,7 @@ class ChosenGuards:
         if isinstance(expression, ast.BoolOp):
             return self._bool_op(expression, env, depth)
         if isinstance(expression, ast.IfExp):
-            found: Set[object] = set()
-            for value in self._values(expression.test, env, depth):
-                found |= {UNKNOWN} if value is UNKNOWN else self._values(
-                    expression.body if value else expression.orelse, env, depth)
-            return found
+            return self._by_test(expression, env, depth, self._values)
         if isinstance(expression, ast.Name):
             if env.bound is None or expression.id not in env.bound:
                 return {UNKNOWN}  # a local, a global, a parameter no call shows: not read
@@ -243,9 +242,7 @@ class ChosenGuards:
         """Whether code other than `self.x = ...` may set the attribute: a store through another
         object (`trainer.flag = False`), `setattr` on another object or by a computed name in
         the class, an augmented assignment."""
-        stores = self.__dict__.get("_stores")
-        if stores is None:
-            stores = self.__dict__["_stores"] = _other_stores(self.flow)
+        stores = kept_on(self, "_stores", lambda: _other_stores(self.flow))
         return any(name in stores.get(owner, ()) for owner in (None, klass) for name in (attribute, "*"))
 
 
