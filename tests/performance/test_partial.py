@@ -277,3 +277,37 @@ def test_a_rule_whose_prefilter_sits_in_one_statement_spares_the_outline(monkeyp
     both = text.replace("def batches(xs):\n    yield from xs\n",
                         "def batches(xs):\n    with torch.no_grad():\n        yield from xs\n")
     assert [finding.code for finding in linter.check_text(both, "m.py", language_for("m.py"))] == ["GL404"]
+
+
+# Pieces of modules as users write them: GL404's cases, under aliases, beside prose that
+# names the same words.
+GENERATOR_PIECES = [
+    "import torch\n",
+    "from torch import no_grad as ng\n",
+    "from torch import (\n    inference_mode as im,\n)\n",
+    "def batches(xs):\n    with torch.no_grad():\n        yield from xs\n",
+    "def aliased(xs):\n    with ng():\n        yield xs\n",
+    "def inferred(xs):\n    with im():\n        yield xs\n",
+    "def plain(xs):\n    yield xs\n",
+    "def evaluate(model, x):\n    with torch.no_grad():\n        return model(x)\n",
+    "@torch.no_grad()\nasync def serve(model, request):\n    return model(await request)\n",
+    "@ng()\nasync def serve_aliased(model, request):\n    return model(await request)\n",
+    "async def serve_plain(model, request):\n    return model(await request)\n",
+    "class Loader:\n    def __iter__(self):\n        with torch.inference_mode():\n            yield 1\n",
+    '"""Helpers that yield batches under torch.no_grad()."""\n',
+    "# async def under torch.no_grad(): see serve\n",
+    "NOTE = f\"{len('no_grad')} ways to yield\"\n",
+    "def formatted(xs):\n    with torch.no_grad():\n        print(f\"{(yield xs)}\")\n",
+]
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(GENERATOR_PIECES), max_size=6))
+def test_gl404_reports_only_where_one_statement_holds_its_prefilter(pieces):
+    from gradlint.python.frontend import PYTHON
+
+    rule = all_rules()["GL404"]
+    assert rule.prefilter_in_one_statement
+    text = "\n\n".join(pieces)
+    if list(rule().check("python", PYTHON.parse("m.py", text))):
+        assert partial.one_statement_matches(text, rule.prefilters_for("python"))
