@@ -294,7 +294,6 @@ class ProjectIndex:
         that returns an inference tensor; with `passed`, the names the importer's own flow
         called with a tracked value, one that does to that parameter what torch rejects);
         then every exporting module it imports an exported name from."""
-        own = os.path.abspath(importer)
         found, concerned = set(), False
         for module, names in imports:
             if self._names.isdisjoint(names) and not any(" as " in entry for entry in names):
@@ -304,7 +303,7 @@ class ProjectIndex:
             if not named:
                 continue
             target = self.resolve(importer, module)
-            if target is None or target == own:
+            if target is None or target == os.path.abspath(importer):  # (asked only here: most files end above)
                 continue
             if any(name in self.guards.get(target, ()) for name, _ in named):
                 found.add(target)
