@@ -61,8 +61,26 @@ def test_one_expected_finding_of_its_rule_and_one_line_where_torch_raises(progra
 
 
 @pytest.mark.parametrize("program", BUGS, ids=lambda p: p.id)
-def test_held_out_is_the_seeded_draw(program):
-    assert (program.held_out or program.promoted) == run.drawn_held_out(program.id)
+def test_held_out_is_the_seeded_draw_or_a_fresh_batch(program):
+    if program.held_out_fresh:
+        assert program.held_out or program.promoted
+        assert re.match(r"fresh \d{4}-\d\d-\d\d\b", program.header["held_out_by"])
+    else:
+        assert (program.held_out or program.promoted) == run.drawn_held_out(program.id)
+
+
+def test_final_error_keeps_the_lines_a_wrapping_exception_adds():
+    stderr = (
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 3, in <module>\n'
+        "    m.load_state_dict(sd)\n"
+        "RuntimeError: Error(s) in loading state_dict for M:\n"
+        "\tWhile copying the parameter named \"w\", an exception occurred : ('Inplace update to inference tensor',).\n"
+    )
+    last = run.final_error(stderr)
+    assert last.startswith("RuntimeError: Error(s) in loading state_dict")
+    assert "Inplace update to inference tensor" in last
+    assert run.final_error("Traceback (most recent call last):\nValueError: bad\n") == "ValueError: bad"
 
 
 @pytest.mark.parametrize("pair", run.pairs(PROGRAMS), ids=lambda pair: pair[0].id)

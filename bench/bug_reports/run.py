@@ -22,7 +22,9 @@ header): it must run clean and draw no finding.
     python bench/bug_reports/run.py --list       # the programs, their rule, split and source
 
 `held_out` was drawn once per program from a hash of its id (`drawn_held_out`), before gradlint
-was run on it, so the flow rules can be measured on programs they were not tuned on. A held-out
+was run on it, so the flow rules can be measured on programs they were not tuned on. A batch of
+reports found after the flow was last tuned may instead be held out whole, and says so:
+`# held_out_by: fresh <date> (...)` (those are held out whatever the draw says). A held-out
 program may be promoted once its outcome is recorded (`promoted 2026-12-01 (missed)`): from then on
 it is worked on like a dev program and counted in its own `promoted` row; new programs keep the draw.
 The measurement exits 0 whatever it finds; `--confirm` exits 1 when a program does not behave as
@@ -47,7 +49,7 @@ RUN_TIMEOUT_S = 180
 HELD_OUT_SALT = "gradlint-issue-15:"
 SOURCE_SUFFIXES = {"python": (".py",), "cpp": (".cpp", ".cc", ".cxx", ".h", ".hpp", ".cu")}
 
-_HEADER = re.compile(r"^\s*(?:#|//)\s*(source|did|rule|error|held_out|lang|fixes|fix):\s*(.*?)\s*$")
+_HEADER = re.compile(r"^\s*(?:#|//)\s*(source|did|rule|error|held_out|held_out_by|lang|fixes|fix):\s*(.*?)\s*$")
 _EXPECT = re.compile(r"(?:#|//)\s*expect:\s*(GL\d{3}(?:\s*,\s*GL\d{3})*)")
 _RAISES_HERE = re.compile(r"(?:#|//)\s*raises-here\b")
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
@@ -83,6 +85,11 @@ class Program:
     @property
     def held_out(self) -> bool:
         return self.header.get("held_out", "").lower() == "yes"
+
+    @property
+    def held_out_fresh(self) -> bool:
+        """Held out with its whole batch of fresh reports rather than by the draw."""
+        return self.header.get("held_out_by", "").lower().startswith("fresh")
 
     @property
     def promoted(self) -> bool:
@@ -258,9 +265,17 @@ def innermost_frame(stderr: str, files: Sequence[str]) -> Optional[Tuple[str, in
     return last
 
 
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b")
+
+
 def final_error(stderr: str) -> str:
+    """The exception torch raised: its first line and any continuation lines (`load_state_dict` wraps
+    the messages it caught in indented lines after its own)."""
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
+    starts = [i for i, line in enumerate(lines) if _EXCEPTION_LINE.match(line)]
+    if not starts:
+        return lines[-1].strip() if lines else ""
+    return "\n".join(line.strip() for line in lines[starts[-1]:])
 
 
 def execute(program: Program) -> subprocess.CompletedProcess:
