@@ -59,7 +59,7 @@ def test_a_check_imports_only_the_rules_front_ends_and_format_it_needs(tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stderr.splitlines()[-1] == (
         "[] ['gradlint.reporters', 'gradlint.reporters.progress', 'gradlint.reporters.text'] "
-        "['gradlint.python.frontend', 'gradlint.python.project'] [] []")
+        "['gradlint.python.from_imports', 'gradlint.python.frontend'] [] []")
 
 
 def test_a_rule_module_the_catalog_lacks_is_found_by_the_walk(tmp_path):

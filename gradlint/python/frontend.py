@@ -205,7 +205,7 @@ class PythonLanguage(Language):
         return one_statement_matches(text, patterns)
 
     def imports(self, text: str):
-        from gradlint.python.project import from_imports
+        from gradlint.python.from_imports import from_imports
 
         return from_imports(text)
 
