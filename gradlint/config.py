@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from gradlint.record import FrozenRecord
 from gradlint.settings import SelectionError, expand_selector
 
 
@@ -57,12 +57,14 @@ _CODE_KEYS = ("select", "extend-select", "ignore")
 CONFIG_FILE_NAMES = (".gradlint.toml", "gradlint.toml", "pyproject.toml")
 
 
-@dataclass(frozen=True)
-class FileConfig:
-    path: Optional[str]  # None when no configuration file was found
-    values: Dict[str, Any]  # merged over what `extend` inherits
-    # The (select, extend-select, ignore) of each file, the inherited ones first.
-    selection_layers: Tuple[Tuple[Optional[List[str]], List[str], List[str]], ...] = ()
+class FileConfig(FrozenRecord):
+    _fields = ("path", "values", "selection_layers")
+
+    def __init__(self, path: Optional[str],  # None when no configuration file was found
+                 values: Dict[str, Any],  # merged over what `extend` inherits
+                 # The (select, extend-select, ignore) of each file, the inherited ones first.
+                 selection_layers: Tuple[Tuple[Optional[List[str]], List[str], List[str]], ...] = ()) -> None:
+        self._set(path=path, values=values, selection_layers=selection_layers)
 
     @property
     def root(self) -> str:

@@ -6,13 +6,13 @@ findings. Fixing is checking in a loop with the fixes applied in between.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.collector import collections_held
 from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex, RelatedLocation
 from gradlint.frontend import language_for
 from gradlint.language import FrontEndSyntaxError, Language
+from gradlint.record import FrozenRecord, Record
 from gradlint.rule import CatalogedRule, Rule, engine_rule, rule_catalog
 from gradlint.settings import Settings
 from gradlint.suppression import may_name_our_codes, unused as unused_suppressions
@@ -24,46 +24,50 @@ from gradlint.textsearch import TextSearch, required_strings
 MAX_FIX_PASSES = 10
 
 
-@dataclass
-class FileReport:
-    path: str
-    findings: List[Finding] = field(default_factory=list)
-    # A file that could not be read or written: shown on stderr, exit 2.
-    error: Optional[str] = None
-    # Shown on stderr without changing the exit code (a fix left unapplied, a skip).
-    notes: List[str] = field(default_factory=list)
-    applied_fixes: List[Finding] = field(default_factory=list)
-    original: Optional[str] = None  # fix mode: the text rules saw, before and after
-    fixed: Optional[str] = None
-    # fix --diff: the file's own text before and after (differs from the above for notebooks)
-    diff_texts: Optional[Tuple[str, str]] = None
-    # Across modules (`gradlint.python.project`): what it offers importers, what it imports
-    exports: object = None
-    imports: Tuple[str, ...] = ()
-    project: object = None  # from the cache: its `result_cache.ProjectFacts`, with the digest it was for
-    digest: Optional[bytes] = None
+class FileReport(Record):
+    _fields = ("path", "findings", "error", "notes", "applied_fixes", "original", "fixed", "diff_texts",
+               "exports", "imports", "project", "digest")
+
+    def __init__(self, path: str, findings: Optional[List[Finding]] = None,
+                 # A file that could not be read or written: shown on stderr, exit 2.
+                 error: Optional[str] = None,
+                 # Shown on stderr without changing the exit code (a fix left unapplied, a skip).
+                 notes: Optional[List[str]] = None, applied_fixes: Optional[List[Finding]] = None,
+                 original: Optional[str] = None,  # fix mode: the text rules saw, before and after
+                 fixed: Optional[str] = None,
+                 # fix --diff: the file's own text before and after (differs from the above for notebooks)
+                 diff_texts: Optional[Tuple[str, str]] = None,
+                 # Across modules (`gradlint.python.project`): what it offers importers, what it imports
+                 exports: object = None, imports: Tuple[str, ...] = (),
+                 project: object = None,  # from the cache: its `result_cache.ProjectFacts`, with the digest it was for
+                 digest: Optional[bytes] = None) -> None:
+        self._set(path=path, findings=[] if findings is None else findings, error=error,
+                  notes=[] if notes is None else notes, applied_fixes=[] if applied_fixes is None else applied_fixes,
+                  original=original, fixed=fixed, diff_texts=diff_texts, exports=exports, imports=imports,
+                  project=project, digest=digest)
 
     @property
     def changed(self) -> bool:
         return self.fixed is not None and self.fixed != self.original
 
 
-@dataclass(frozen=True)
-class _Selection:
+class _Selection(FrozenRecord):
     """The enabled rules of one language with their prefilters, and the strings one of
     which a file must hold for any of them to run (None: some rule runs on any text)."""
 
-    rules: Tuple[Tuple[CatalogedRule, Tuple["re.Pattern[str]", ...]], ...]
-    gate: Optional[Tuple[str, ...]]
+    _fields = ("rules", "gate")
+
+    def __init__(self, rules: Tuple[Tuple[CatalogedRule, Tuple["re.Pattern[str]", ...]], ...],
+                 gate: Optional[Tuple[str, ...]]) -> None:
+        self._set(rules=rules, gate=gate)
 
 
-@dataclass
-class FixOutcome:
-    text: str
-    findings: List[Finding]
-    applied: List[Finding]
-    notes: List[str]
-    exports: object = None  # of the text as fixed (`Linter.check_module`)
+class FixOutcome(Record):
+    _fields = ("text", "findings", "applied", "notes", "exports")
+
+    def __init__(self, text: str, findings: List[Finding], applied: List[Finding], notes: List[str],
+                 exports: object = None) -> None:  # of the text as fixed (`Linter.check_module`)
+        self._set(text=text, findings=findings, applied=applied, notes=notes, exports=exports)
 
 
 class Linter:

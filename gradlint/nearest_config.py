@@ -9,29 +9,30 @@ them, `--isolated` reads none. Lookups are remembered per folder.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from gradlint.config import FileConfig, config_file_in, load
 from gradlint.discovery import split_path
+from gradlint.record import FrozenRecord
 from gradlint.settings import DEFAULT_EXCLUDES, Settings, expand_per_file_ignores, resolve_layers
 
 CACHE_DIR_VARIABLE = "GRADLINT_CACHE_DIR"
 
 
-@dataclass(frozen=True)
-class CommandLine:
+class CommandLine(FrozenRecord):
     """What the command line says over every configuration file (None: the file decides)."""
 
-    select: Optional[Tuple[str, ...]] = None
-    extend_select: Tuple[str, ...] = ()
-    ignore: Tuple[str, ...] = ()
-    exclude: Optional[Tuple[str, ...]] = None
-    extend_exclude: Tuple[str, ...] = ()
-    respect_gitignore: Optional[bool] = None
-    unsafe_fixes: Optional[bool] = None
-    config_path: Optional[str] = None
-    isolated: bool = False
+    _fields = ("select", "extend_select", "ignore", "exclude", "extend_exclude", "respect_gitignore",
+               "unsafe_fixes", "config_path", "isolated")
+
+    def __init__(self, select: Optional[Tuple[str, ...]] = None, extend_select: Tuple[str, ...] = (),
+                 ignore: Tuple[str, ...] = (), exclude: Optional[Tuple[str, ...]] = None,
+                 extend_exclude: Tuple[str, ...] = (), respect_gitignore: Optional[bool] = None,
+                 unsafe_fixes: Optional[bool] = None, config_path: Optional[str] = None,
+                 isolated: bool = False) -> None:
+        self._set(select=select, extend_select=extend_select, ignore=ignore, exclude=exclude,
+                  extend_exclude=extend_exclude, respect_gitignore=respect_gitignore, unsafe_fixes=unsafe_fixes,
+                  config_path=config_path, isolated=isolated)
 
 
 def split_codes(values: Iterable[str]) -> List[str]:

@@ -16,16 +16,15 @@ from __future__ import annotations
 import builtins
 import functools
 import importlib
-import inspect
 import os
 import pkgutil
 import re
 import sys
 import zlib
-from dataclasses import dataclass
 from typing import Callable, ClassVar, Dict, FrozenSet, Iterable, Mapping, Optional, Tuple, Union
 
 from gradlint.diagnostics import Diagnostic, Safety, Severity
+from gradlint.record import FrozenRecord
 
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety",
                      "Known limitations")
@@ -34,10 +33,11 @@ _NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 _SECTION = re.compile(r"^## (.+)$", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class RuleDocs:
-    summary: str
-    sections: Tuple[Tuple[str, str], ...]
+class RuleDocs(FrozenRecord):
+    _fields = ("summary", "sections")
+
+    def __init__(self, summary: str, sections: Tuple[Tuple[str, str], ...]) -> None:
+        self._set(summary=summary, sections=sections)
 
     def section(self, title: str) -> str:
         return dict(self.sections).get(title, "")
@@ -113,6 +113,8 @@ class Rule:
 
     @classmethod
     def docs(cls) -> RuleDocs:
+        import inspect  # only documentation reads a docstring
+
         return _parse_docs(inspect.cleandoc(cls.__doc__ or ""), cls.summary)
 
     def check(self, language: str, parsed) -> Iterable[Diagnostic]:
@@ -220,7 +222,7 @@ def all_rules() -> Dict[str, type]:
     for module_info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
         module = importlib.import_module(module_info.name)
         for value in vars(module).values():
-            if (inspect.isclass(value) and issubclass(value, Rule) and value is not Rule
+            if (isinstance(value, type) and issubclass(value, Rule) and value is not Rule
                     and value.__module__ == module.__name__):
                 _validate(value)
                 if value.code in found:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, Optional, Sequence, Tuple
 
+from gradlint.record import FrozenRecord
 from gradlint.rule import rule_catalog
 
 
@@ -68,17 +68,21 @@ DEFAULT_EXCLUDES = (
 )
 
 
-@dataclass(frozen=True)
-class Settings:
-    enabled: FrozenSet[str]
-    exclude: Tuple[str, ...] = DEFAULT_EXCLUDES
-    extend_exclude: Tuple[str, ...] = ()
-    # (glob, codes) pairs; globs match paths relative to `root`, or bare file names.
-    per_file_ignores: Tuple[Tuple[str, FrozenSet[str]], ...] = ()
-    unsafe_fixes: bool = False
-    root: str = field(default_factory=os.getcwd)
-    respect_gitignore: bool = True
-    config_path: Optional[str] = None  # the file these came from (None: defaults)
+class Settings(FrozenRecord):
+    _fields = ("enabled", "exclude", "extend_exclude", "per_file_ignores", "unsafe_fixes", "root",
+               "respect_gitignore", "config_path")
+
+    def __init__(self, enabled: FrozenSet[str], exclude: Tuple[str, ...] = DEFAULT_EXCLUDES,
+                 extend_exclude: Tuple[str, ...] = (),
+                 # (glob, codes) pairs; globs match paths relative to `root`, or bare file names.
+                 per_file_ignores: Tuple[Tuple[str, FrozenSet[str]], ...] = (), unsafe_fixes: bool = False,
+                 root: Optional[str] = None,  # None: the working folder
+                 respect_gitignore: bool = True,
+                 config_path: Optional[str] = None,  # the file these came from (None: defaults)
+                 ) -> None:
+        self._set(enabled=enabled, exclude=exclude, extend_exclude=extend_exclude, per_file_ignores=per_file_ignores,
+                  unsafe_fixes=unsafe_fixes, root=os.getcwd() if root is None else root,
+                  respect_gitignore=respect_gitignore, config_path=config_path)
 
     # One Settings serves every file: the same calls a SettingsResolver answers per file.
     def for_path(self, path: str) -> "Settings":

@@ -18,8 +18,9 @@ import threading
 import time
 import tokenize
 import warnings
-from dataclasses import dataclass
 from typing import Optional, Tuple
+
+from gradlint.record import FrozenRecord
 
 _BOM = codecs.BOM_UTF8
 
@@ -28,12 +29,12 @@ class SourceError(Exception):
     """A file that cannot be read or decoded; the message is shown to the user."""
 
 
-@dataclass(frozen=True)
-class DecodedSource:
-    text: str
-    encoding: str  # the codec, without "-sig"
-    bom: bool
-    raw: bytes
+class DecodedSource(FrozenRecord):
+    _fields = ("text", "encoding", "bom", "raw")
+
+    def __init__(self, text: str, encoding: str, bom: bool, raw: bytes) -> None:
+        self._set(text=text, encoding=encoding,  # the codec, without "-sig"
+                  bom=bom, raw=raw)
 
     def encode(self, text: str) -> bytes:
         """The file's bytes once `text` replaces `self.text`: the edited part encoded and

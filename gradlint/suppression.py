@@ -20,10 +20,10 @@ import bisect
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, LineIndex, Safety
+from gradlint.record import Record
 from gradlint.settings import selector_prefix
 
 # Files without this cannot hold a comment that names one of our codes.
@@ -53,18 +53,20 @@ _NOLINT = re.compile(r"(?://|/\*)\s*NOLINT(?P<kind>NEXTLINE|BEGIN|END)?(?:\((?P<
 _CODE_ITEM = re.compile(r"[^\s,]+")
 
 
-@dataclass
-class Comment:
+class Comment(Record):
     """One suppression comment: where it is, the codes it names (None: every code), and
     which of them suppressed a finding."""
 
-    start: int  # the comment's offsets in the text
-    end: int
-    line: int
-    codes: Optional[Tuple[Tuple[str, int, int], ...]]  # (code as written, start, end)
-    file_wide: bool = False
-    block: bool = False  # NOLINTBEGIN: its NOLINTEND would be left alone, so no fix
-    used: Set[str] = field(default_factory=set)  # the codes as written that matched
+    _fields = ("start", "end", "line", "codes", "file_wide", "block", "used")
+
+    def __init__(self, start: int, end: int,  # the comment's offsets in the text
+                 line: int,
+                 codes: Optional[Tuple[Tuple[str, int, int], ...]],  # (code as written, start, end)
+                 file_wide: bool = False,
+                 block: bool = False,  # NOLINTBEGIN: its NOLINTEND would be left alone, so no fix
+                 used: Optional[Set[str]] = None) -> None:  # the codes as written that matched
+        self._set(start=start, end=end, line=line, codes=codes, file_wide=file_wide, block=block,
+                  used=set() if used is None else used)
 
     def matching(self, code: str) -> Optional[str]:
         """The written code that covers `code` ("" for a comment without codes)."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from gradlint.diagnostics import LineIndex
@@ -23,11 +22,14 @@ _BOM = codecs.BOM_UTF8
 _PARSER_POSITION = re.compile(r"\berror at (\d+):(\d+): ")
 
 
-@dataclass(frozen=True)
 class NotebookSource(DecodedSource):
-    notebook: Optional[Notebook] = None
-    # Said to the user without failing the run (a notebook with nothing to check).
-    notes: Tuple[str, ...] = ()
+    _fields = DecodedSource._fields + ("notebook", "notes")
+
+    def __init__(self, text: str, encoding: str, bom: bool, raw: bytes, notebook: Optional[Notebook] = None,
+                 # Said to the user without failing the run (a notebook with nothing to check).
+                 notes: Tuple[str, ...] = ()) -> None:
+        super().__init__(text, encoding, bom, raw)
+        self._set(notebook=notebook, notes=notes)
 
     def encode(self, text: str) -> bytes:
         if text == self.text or self.notebook is None:

@@ -5,19 +5,21 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from dataclasses import dataclass, field
 from collections import Counter
-from typing import ClassVar, Dict, List, TextIO, Tuple
+from typing import ClassVar, Dict, List, Optional, TextIO, Tuple
 
 from gradlint.diagnostics import Finding
+from gradlint.record import Record
 
 
-@dataclass
-class RunResult:
-    reports: list  # of gradlint.engine.FileReport, in a deterministic order
-    mode: str = "check"  # or "fix"
-    unsafe_fixes: bool = False
-    from_stdin: bool = False  # the source came from stdin: a file of that name is another text
+class RunResult(Record):
+    _fields = ("reports", "mode", "unsafe_fixes", "from_stdin")
+
+    def __init__(self, reports: list,  # of gradlint.engine.FileReport, in a deterministic order
+                 mode: str = "check",  # or "fix"
+                 unsafe_fixes: bool = False,
+                 from_stdin: bool = False) -> None:  # the source came from stdin: a file of that name is another text
+        self._set(reports=reports, mode=mode, unsafe_fixes=unsafe_fixes, from_stdin=from_stdin)
 
     @property
     def findings(self) -> List[Finding]:
@@ -28,13 +30,14 @@ class RunResult:
         return [finding for report in self.reports for finding in report.applied_fixes]
 
 
-@dataclass
-class ReporterOptions:
-    color: bool = False
-    show_source: bool = False
-    show_fixes: bool = False
-    # Source text by path, for formats that quote lines (filled only when asked for).
-    sources: Dict[str, str] = field(default_factory=dict)
+class ReporterOptions(Record):
+    _fields = ("color", "show_source", "show_fixes", "sources")
+
+    def __init__(self, color: bool = False, show_source: bool = False, show_fixes: bool = False,
+                 # Source text by path, for formats that quote lines (filled only when asked for).
+                 sources: Optional[Dict[str, str]] = None) -> None:
+        self._set(color=color, show_source=show_source, show_fixes=show_fixes,
+                  sources={} if sources is None else sources)
 
 
 class Reporter:

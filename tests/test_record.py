@@ -1,0 +1,76 @@
+"""`gradlint.record`: the records every run makes compare, hash, print and pickle as the
+dataclasses they replace did."""
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from typing import Optional
+
+import pytest
+
+from gradlint.engine import FileReport
+from gradlint.record import FrozenRecord, Record
+from gradlint.settings import Settings
+from gradlint.source import DecodedSource
+
+
+class Point(FrozenRecord):
+    _fields = ("x", "y")
+
+    def __init__(self, x: int, y: Optional[int] = None) -> None:
+        self._set(x=x, y=y)
+
+
+class Box(Record):
+    _fields = ("items",)
+
+    def __init__(self, items: list) -> None:
+        self._set(items=items)
+
+
+@dataclasses.dataclass(frozen=True)
+class PointAsDataclass:
+    x: int
+    y: Optional[int] = None
+
+
+@dataclasses.dataclass
+class BoxAsDataclass:
+    items: list
+
+
+def test_a_frozen_record_is_what_a_frozen_dataclass_is():
+    ours, theirs = Point(1, (2,)), PointAsDataclass(1, (2,))
+    assert ours == Point(1, (2,)) and ours != Point(1, (3,)) and ours != Point(2, (2,))
+    assert hash(ours) == hash(Point(1, (2,))) == hash((1, (2,)))
+    assert repr(ours) == repr(theirs).replace("PointAsDataclass", "Point")
+    assert (ours == theirs) is False  # another class, with the same fields
+    with pytest.raises(AttributeError):
+        ours.x = 3
+    with pytest.raises(AttributeError):
+        del ours.y
+    assert pickle.loads(pickle.dumps(ours)) == ours
+    assert {ours: 1}[Point(1, (2,))] == 1
+
+
+def test_a_mutable_record_is_what_a_dataclass_is():
+    ours = Box([1])
+    assert ours == Box([1]) and ours != Box([2])
+    assert repr(ours) == repr(BoxAsDataclass([1])).replace("BoxAsDataclass", "Box")
+    with pytest.raises(TypeError):
+        hash(ours)
+    ours.items = [2]
+    assert ours == Box([2])
+    assert pickle.loads(pickle.dumps(ours)) == ours
+
+
+def test_the_run_records_take_their_fields_and_defaults():
+    report = FileReport("a.py", error="gone")
+    assert (report.path, report.findings, report.error, report.notes, report.applied_fixes) == \
+        ("a.py", [], "gone", [], [])
+    assert report.findings is not FileReport("b.py").findings  # a list of its own, as default_factory gave
+    settings = Settings(frozenset({"GL402"}), root="/project")
+    assert settings == Settings(frozenset({"GL402"}), root="/project") != Settings(frozenset(), root="/project")
+    assert Settings(frozenset()).root  # the working folder
+    source = DecodedSource("x", "utf-8", False, b"x")
+    assert pickle.loads(pickle.dumps(source)) == source
