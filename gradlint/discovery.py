@@ -8,11 +8,11 @@ import functools
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.digest import blake2b
 from gradlint.frontend import language_for
+from gradlint.record import Record
 from gradlint.settings import Settings
 
 
@@ -20,11 +20,13 @@ class DiscoveryError(Exception):
     """A path the user named does not exist: a usage error (exit 2)."""
 
 
-@dataclass
-class Discovered:
-    files: List[str] = field(default_factory=list)
-    # (path, reason) for what was named or met but cannot be checked.
-    skipped: List[Tuple[str, str]] = field(default_factory=list)
+class Discovered(Record):
+    _fields = ("files", "skipped")
+
+    def __init__(self, files: Optional[List[str]] = None,
+                 # (path, reason) for what was named or met but cannot be checked.
+                 skipped: Optional[List[Tuple[str, str]]] = None) -> None:
+        self._set(files=[] if files is None else files, skipped=[] if skipped is None else skipped)
 
 
 class _GitIgnore:

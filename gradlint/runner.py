@@ -11,12 +11,12 @@ import bisect
 import collections.abc
 import os
 import time
-from dataclasses import dataclass, field, replace
 from typing import Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.discovery import split_path
 from gradlint.engine import FileReport, Linter
 from gradlint.frontend import language_for
+from gradlint.record import Record
 from gradlint.result_cache import (
     DEFAULT_CACHE_DIR, ProjectFacts, ResultCache, content_hash, decode_finding, encode_finding, path_key,
     settled_stamp, stat_stamp, unpack_entry,
@@ -50,19 +50,20 @@ def default_jobs() -> int:
 
 # -- one file ---------------------------------------------------------------------------------
 
-@dataclass
-class _Job:
+class _Job(Record):
     """What every worker needs; inherited by forked workers, pickled for spawned ones."""
 
-    settings: object  # a Settings, or a SettingsResolver: `for_path(path)` gives a file's settings
-    verbose: bool
-    mode: str  # "check" or "fix"
-    write: bool
-    cache_dir: Optional[str]  # None: no cache; BESIDE_CONFIGURATION: each configuration's folder
-    looks_up: bool = True  # False in workers: they hash files for the cache but look nothing up
-    caches: Dict[Settings, ResultCache] = field(default_factory=dict, repr=False)  # opened as met
-    linters: Dict[Settings, Linter] = field(default_factory=dict, repr=False)
-    absolute_folders: Dict[str, str] = field(default_factory=dict, repr=False)
+    _fields = ("settings", "verbose", "mode", "write", "cache_dir", "looks_up")  # and what it opens as it goes
+
+    def __init__(self, settings: object,  # a Settings, or a SettingsResolver: `for_path(path)` gives a file's settings
+                 verbose: bool, mode: str,  # "check" or "fix"
+                 write: bool,
+                 cache_dir: Optional[str],  # None: no cache; BESIDE_CONFIGURATION: each configuration's folder
+                 looks_up: bool = True) -> None:  # False in workers: they hash files for the cache but look nothing up
+        self._set(settings=settings, verbose=verbose, mode=mode, write=write, cache_dir=cache_dir, looks_up=looks_up)
+        self.caches: Dict[Settings, ResultCache] = {}  # opened as met
+        self.linters: Dict[Settings, Linter] = {}
+        self.absolute_folders: Dict[str, str] = {}
 
     def key(self, path: str) -> bytes:
         """The cache key of a path: of its absolute form (abspath per folder, not per file)."""
@@ -166,7 +167,9 @@ class _Job:
     def for_workers(self) -> "_Job":
         """The copy a worker holds: it looks nothing up, and needs to know only whether to
         hash for the cache."""
-        return replace(self, looks_up=False, caches={}, linters={})
+        worker = _Job(self.settings, self.verbose, self.mode, self.write, self.cache_dir, looks_up=False)
+        worker.absolute_folders = self.absolute_folders
+        return worker
 
     def lint_again(self, calls: Sequence[tuple]) -> list:
         """A worker's results of the second pass (`_follow_imports`): each call is `lint`'s
@@ -185,13 +188,13 @@ class _Job:
 
 # -- many files -------------------------------------------------------------------------------
 
-@dataclass
-class RunOutcome:
+class RunOutcome(Record):
+    _fields = ("reports", "file_count", "cache_error")
+
     # Only the reports worth showing (findings, errors, notes, changes), in input order;
     # clean files are only counted, so memory does not grow with the number of files.
-    reports: List[FileReport]
-    file_count: int
-    cache_error: Optional[str] = None
+    def __init__(self, reports: List[FileReport], file_count: int, cache_error: Optional[str] = None) -> None:
+        self._set(reports=reports, file_count=file_count, cache_error=cache_error)
 
 
 def _worth_keeping(report: FileReport) -> bool:
