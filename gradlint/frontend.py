@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 from typing import Dict, Optional, Tuple
 
 from gradlint.language import Language
+from gradlint.modules_on_disk import modules_in
 
 # extension -> front end (None: no front end reads it), filled as extensions come up
 _BY_EXTENSION: Dict[str, Optional[Language]] = {}
@@ -30,9 +30,9 @@ def frontend_modules() -> Tuple[str, ...]:
 
     found = []
     for folder in package.__path__:
-        for info in sorted(pkgutil.iter_modules([folder]), key=lambda info: info.name):
-            if info.ispkg and os.path.isfile(os.path.join(folder, info.name, "frontend.py")):
-                found.append(f"{package.__name__}.{info.name}.frontend")
+        for name, is_package in sorted(modules_in(folder)):
+            if is_package and os.path.isfile(os.path.join(folder, name, "frontend.py")):
+                found.append(f"{package.__name__}.{name}.frontend")
     return tuple(found)
 
 

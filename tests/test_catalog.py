@@ -90,3 +90,22 @@ def test_a_rule_edited_since_the_catalog_was_written_is_read_from_its_module(tmp
     module.write_text(edited)
     listed = _run("from gradlint.rule import rule_catalog\nprint(rule_catalog()['GL407'].prefilters)", str(tmp_path))
     assert "set_grad_enabled_edited" in listed
+
+
+def test_the_modules_on_disk_are_those_pkgutil_lists(tmp_path):
+    """The catalog checks list a folder's modules as `pkgutil.iter_modules` does, without
+    importing `inspect`: packages (a folder with an `__init__`), compiled and extension
+    modules, each name once."""
+    import pkgutil
+
+    from gradlint.modules_on_disk import modules_in
+
+    for name in ("plain.py", "compiled.pyc", "native.cpython-311-x86_64-linux-gnu.so", "native.py",
+                 "notes.txt", "dotted.name.py", "__init__.py", "_private.py"):
+        (tmp_path / name).write_text("")
+    for folder, inside in (("package", "__init__.py"), ("compiled_package", "__init__.pyc"),
+                           ("folder", "module.py"), ("with.dot", "__init__.py")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / inside).write_text("")
+    for folder in (tmp_path, *(os.path.join(ROOT, "gradlint", part) for part in ("", "reporters", "rules", "python"))):
+        assert modules_in(str(folder)) == [(info.name, info.ispkg) for info in pkgutil.iter_modules([str(folder)])]

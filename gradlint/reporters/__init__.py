@@ -9,6 +9,7 @@ from collections import Counter
 from typing import ClassVar, Dict, List, Optional, TextIO, Tuple
 
 from gradlint.diagnostics import Finding
+from gradlint.modules_on_disk import modules_in
 from gradlint.record import Record
 
 
@@ -137,7 +138,7 @@ def _formats() -> Dict[str, Tuple[str, str]]:
 
 def reporter_modules() -> Tuple[str, ...]:
     """The modules of this package on disk (not imported)."""
-    return tuple(sorted(info.name for info in pkgutil.iter_modules(__path__, __name__ + ".")))
+    return tuple(sorted({f"{__name__}.{name}" for folder in __path__ for name, _ in modules_in(folder)}))
 
 
 def format_names() -> Tuple[str, ...]:
