@@ -14,6 +14,10 @@ class Record:
     def _set(self, **values) -> None:
         self.__dict__.update(values)  # not through __setattr__: a frozen record's refuses
 
+    def replaced(self, **changes):
+        """A copy with `changes` (`dataclasses.replace`)."""
+        return type(self)(**{**{name: getattr(self, name) for name in self._fields}, **changes})
+
     def _values(self) -> tuple:
         return tuple(getattr(self, name) for name in self._fields)
 

@@ -28,9 +28,10 @@ from gradlint.record import FrozenRecord
 
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety",
                      "Known limitations")
-_CODE = re.compile(r"^GL\d{3}$")
-_NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-_SECTION = re.compile(r"^## (.+)$", re.MULTILINE)
+# Compiled when first used (by `re`, which keeps them): a run reads the catalog, not the rules.
+_CODE = r"^GL\d{3}$"
+_NAME = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
+_SECTION = r"(?m)^## (.+)$"
 
 
 class RuleDocs(FrozenRecord):
@@ -202,7 +203,7 @@ def _compiled(pattern: str) -> "re.Pattern[str]":
 
 def _parse_docs(text: str, summary: str) -> RuleDocs:
     sections = []
-    matches = list(_SECTION.finditer(text))
+    matches = list(re.finditer(_SECTION, text))
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
         sections.append((match.group(1).strip(), text[match.end():end].strip()))
@@ -235,9 +236,9 @@ def all_rules() -> Dict[str, type]:
 
 def _validate(rule: type) -> None:
     where = rule.__module__
-    if not _CODE.match(getattr(rule, "code", "")):
+    if not re.match(_CODE, getattr(rule, "code", "")):
         raise RuleDefinitionError(f"{where}: code must look like GL123")
-    if not _NAME.match(getattr(rule, "name", "")):
+    if not re.match(_NAME, getattr(rule, "name", "")):
         raise RuleDefinitionError(f"{where}: name must be kebab-case")
     if not getattr(rule, "summary", ""):
         raise RuleDefinitionError(f"{where}: summary is missing")

@@ -379,9 +379,7 @@ def _code_actions(ls: LanguageServer, params: types.CodeActionParams, prepared) 
 
 
 def _only_safe(settings):
-    import dataclasses
-
-    return dataclasses.replace(settings, unsafe_fixes=False)
+    return settings.replaced(unsafe_fixes=False)
 
 
 # -- suppressing, hover ------------------------------------------------------------------------

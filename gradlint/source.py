@@ -5,7 +5,6 @@ stay in the string, and it is encoded back with the same codec and byte-order ma
 """
 from __future__ import annotations
 
-import ast
 import codecs
 import errno
 import io
@@ -23,6 +22,7 @@ from typing import Optional, Tuple
 from gradlint.record import FrozenRecord
 
 _BOM = codecs.BOM_UTF8
+_ONLY_AST = 0x400  # ast.PyCF_ONLY_AST, without importing ast
 
 
 class SourceError(Exception):
@@ -221,7 +221,7 @@ class ReadOnlyFile(SourceError):
 
 # What `tempfile.mkstemp(prefix=".gradlint-", suffix=".tmp")` names; one this old was left
 # by a run that was killed (a live run holds its temporary for the time one write takes).
-_TEMPORARY_NAME = re.compile(r"\.gradlint-[a-z0-9_]{8}\.tmp\Z")
+_TEMPORARY_NAME = r"\.gradlint-[a-z0-9_]{8}\.tmp\Z"  # compiled by `re` when first used
 STALE_TEMPORARY_SECONDS = 600
 
 
@@ -365,7 +365,7 @@ def remove_stale_temporaries(folder: str) -> None:
     try:
         with os.scandir(folder or ".") as entries:
             for entry in entries:
-                if entry.name.startswith(".gradlint-") and _TEMPORARY_NAME.match(entry.name):
+                if entry.name.startswith(".gradlint-") and re.match(_TEMPORARY_NAME, entry.name):
                     try:
                         status = entry.stat(follow_symlinks=False)
                         if stat.S_ISREG(status.st_mode) and status.st_mtime < deadline:
@@ -442,7 +442,7 @@ MAX_PYTHON_NESTING = 200
 # CPython checks depth while it compiles, allowing 3 levels per frame of headroom.
 _AST_LEVELS_PER_FRAME = 3
 _DEPTH_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex")
-_BRACKET = re.compile(r"[^()\[\]{}]+")
+_BRACKET = r"[^()\[\]{}]+"  # compiled by `re` when first used
 _DEPTH_STEP = str.maketrans({"(": "1", "[": "1", "{": "1", ")": "2", "]": "2", "}": "2"})
 
 
@@ -503,8 +503,7 @@ def _compile_depth_verdict(source: str, levels: Optional[int]):
             warnings.simplefilter("ignore")
             if levels is None or lower:
                 compile(source, "<gradlint>", "exec", dont_inherit=True)
-            elif _ast_deeper_than(compile(source, "<gradlint>", "exec", ast.PyCF_ONLY_AST,
-                                          dont_inherit=True), levels):
+            elif _ast_deeper_than(compile(source, "<gradlint>", "exec", _ONLY_AST, dont_inherit=True), levels):
                 return "too deep"
     except (RecursionError, MemoryError):
         return "too deep"
@@ -522,6 +521,8 @@ def _compile_depth_verdict(source: str, levels: Optional[int]):
 
 def _ast_deeper_than(tree, levels: int) -> bool:
     """The slower measure, where the recursion limit cannot be lowered (a worker thread)."""
+    import ast  # a run that parses nothing in a thread does not load it
+
     stack = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
@@ -556,7 +557,7 @@ def _longest_line_start(text: str) -> int:
 
 def _max_bracket_depth(text: str) -> Tuple[int, int]:
     """The deepest bracket nesting in `text` (strings and comments included) and where."""
-    steps = _BRACKET.sub("", text).translate(_DEPTH_STEP)
+    steps = re.sub(_BRACKET, "", text).translate(_DEPTH_STEP)
     depth = deepest = position = 0
     for index, step in enumerate(steps):
         depth = depth + 1 if step == "1" else max(0, depth - 1)

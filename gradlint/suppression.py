@@ -49,7 +49,8 @@ def may_name_our_codes(text: str) -> bool:
 _CODE = r"(?:(?-i:ALL)|[A-Za-z]+[0-9]+\*?)"
 _NOQA = rf"(?i)#\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?"
 _FILE_NOQA = rf"(?i)#\s*gradlint:\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?"
-_NOLINT = re.compile(r"(?://|/\*)\s*NOLINT(?P<kind>NEXTLINE|BEGIN|END)?(?:\((?P<codes>[^)]*)\))?")
+# compiled by `re` when first used (C++ files)
+_NOLINT = r"(?://|/\*)\s*NOLINT(?P<kind>NEXTLINE|BEGIN|END)?(?:\((?P<codes>[^)]*)\))?"
 _CODE_ITEM = re.compile(r"[^\s,]+")
 
 
@@ -156,7 +157,7 @@ def cpp_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
         return LineSuppressions(comments, by_line)
     in_comment = _comment_test(text)
     open_blocks: List[Comment] = []
-    for match in _NOLINT.finditer(text):
+    for match in re.finditer(_NOLINT, text):
         if not in_comment(match.start()):
             continue
         line = lines.position(match.start()).line

@@ -51,6 +51,7 @@ def test_a_frozen_record_is_what_a_frozen_dataclass_is():
         del ours.y
     assert pickle.loads(pickle.dumps(ours)) == ours
     assert {ours: 1}[Point(1, (2,))] == 1
+    assert ours.replaced(y=None) == Point(1) and ours == Point(1, (2,))
 
 
 def test_a_mutable_record_is_what_a_dataclass_is():

@@ -35,3 +35,11 @@ def test_a_small_check_imports_only_what_it_needs(tmp_path):
 
 def test_help_still_imports_click(tmp_path):
     assert {"'click'", "'gradlint.cli'"} <= set(_imported(tmp_path, "check", "--help").strip("[]").split(", "))
+
+
+def test_the_compile_flag_source_spells_is_asts():
+    import ast
+
+    from gradlint import source
+
+    assert source._ONLY_AST == ast.PyCF_ONLY_AST  # source.py spells it so as not to import ast
