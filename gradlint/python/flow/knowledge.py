@@ -184,6 +184,11 @@ MODULE_TRAINING_METHODS = _table({
     "§1b: training a module built under the mode loses weight gradients or raises": (
         "train", "parameters", "named_parameters"),
 })
+# Module methods that copy into each of its tensors in place: a sink for a module built under the mode.
+MODULE_COPYING_METHODS = _table({
+    "§1b: `m.load_state_dict(sd)` copies into each parameter and buffer in place (E_INPLACE, wrapped)": (
+        "load_state_dict",),
+})
 MODULE_TENSOR_ATTRIBUTES = _table({
     "§1b: parameters of a module made under the mode are inference tensors": ("weight", "bias"),
 })

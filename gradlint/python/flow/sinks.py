@@ -209,6 +209,13 @@ class Sinks:
                 if receiver.param is not None and receiver.kind is Kind.UNKNOWN and not receiver.of_module:
                     # what the function is passed may be a module: it sets each of its parameters
                     self.event("requires_grad", call, subject, replace(receiver, of_module=True))
+        elif method in torch_api.MODULE_COPYING_METHODS and not is_true(keyword(call, "assign")):
+            # (`assign=True` binds the values instead: §1b, E_RG, `_receiver_free_operation`)
+            if receiver.kind is Kind.MODULE:
+                self.event("mutate", call, subject, receiver)
+            elif receiver.param is not None and receiver.kind is Kind.UNKNOWN and not receiver.of_module:
+                # what the function is passed may be a module: it copies into each of its tensors
+                self.event("mutate", call, subject, replace(receiver, of_module=True))
         elif receiver.kind.may_be_module and method in torch_api.MODULE_TRAINING_METHODS:
             if method != "train" or not call.args or is_true(call.args[0]):
                 self.event("train_module", call, subject, receiver)
