@@ -2,7 +2,7 @@
 # did: built the depth model as the official notebook does: the backbone's forward is swapped for its intermediate-layers method and given a forward pre-hook that pads the image with a module whose `forward` is decorated with `@torch.inference_mode()`; training then saves the padded (inference) image in the patch embedding
 # rule: GL203
 # error: RuntimeError: Inference tensors cannot be saved for backward
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 # held_out_by: fresh 2026-12-01 (all reports of this batch were held out and measured before any change; not drawn)
 from functools import partial
 

@@ -2,7 +2,7 @@
 # did: a layer-swapping wrapper around each transformer block ran the block's forward under `torch.inference_mode(False)` plus `no_grad`, while ComfyUI samples under `inference_mode`; the block adds its residual into its (inference) input in place
 # rule: GL201
 # error: RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 # held_out_by: fresh 2026-12-01 (all reports of this batch were held out and measured before any change; not drawn)
 import torch
 from torch import nn

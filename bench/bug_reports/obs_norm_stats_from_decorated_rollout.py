@@ -2,7 +2,7 @@
 # did: the observation statistics were computed by a helper decorated with `@torch.inference_mode()`; the normalisation transforms registered them as buffers as they were, so loading another environment's state dict into the recorder copied into inference buffers (`load_state_dict` reports the in-place error under its own)
 # rule: GL201
 # error: RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 # held_out_by: fresh 2026-12-01 (all reports of this batch were held out and measured before any change; not drawn)
 import torch
 from torch import nn

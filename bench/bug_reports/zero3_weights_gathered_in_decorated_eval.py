@@ -2,7 +2,7 @@
 # did: the trainer's `evaluate` was decorated with `@torch.inference_mode()` and ran between training steps under ZeRO-3; the partitioned weights it gathered stayed resident, so the next training step's linear saved an inference weight for backward
 # rule: GL203
 # error: RuntimeError: Inference tensors cannot be saved for backward
-# held_out: yes
+# held_out: promoted 2026-12-01 (missed)
 # held_out_by: fresh 2026-12-01 (all reports of this batch were held out and measured before any change; not drawn)
 import torch
 import torch.nn.functional as F
