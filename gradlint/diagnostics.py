@@ -3,15 +3,16 @@
 Rules yield `Diagnostic`s (character offsets into the decoded source, no code or
 path); the engine stamps each one into a `Finding` with the rule's identity and
 1-based line/column positions. The values are named tuples: immutable, and cheap to define
-(a run imports this module whatever it checks) and to make.
+(a run imports this module whatever it checks: `record.named_tuple`) and to make.
 """
 from __future__ import annotations
 
 import enum
 import re
-from typing import NamedTuple, Optional, Tuple
+from typing import Optional, Tuple
 
 from gradlint.ordered import bisect_right_near
+from gradlint.record import named_tuple
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -30,7 +31,8 @@ class Severity(str, enum.Enum):
     INFO = "info"  # advice (performance)
 
 
-class Edit(NamedTuple):
+@named_tuple
+class Edit:
     """Replace source[start:end] (character offsets) with `replacement`."""
 
     start: int
@@ -38,7 +40,8 @@ class Edit(NamedTuple):
     replacement: str
 
 
-class Fix(NamedTuple):
+@named_tuple
+class Fix:
     edits: Tuple[Edit, ...]
     safety: Safety
     title: str
@@ -65,7 +68,8 @@ def quoted(code: str) -> str:
     return text if len(text) <= _QUOTED_LIMIT else text[:_QUOTED_LIMIT - 3] + "..."
 
 
-class Related(NamedTuple):
+@named_tuple
+class Related:
     """A place that explains a finding (where the value was made, the call that carried
     it): a span of the same source and a short note, or (`path` set) of another file, with
     its positions there."""
@@ -77,7 +81,8 @@ class Related(NamedTuple):
     positions: Optional[Tuple["Position", "Position"]] = None  # with `path`: (start, end)
 
 
-class Diagnostic(NamedTuple):
+@named_tuple
+class Diagnostic:
     """What a rule reports: a span of the source, a message, an optional fix, and the
     places that explain it."""
 
@@ -91,12 +96,14 @@ class Diagnostic(NamedTuple):
     carried_by: Tuple[int, ...] = ()
 
 
-class Position(NamedTuple):
+@named_tuple
+class Position:
     line: int  # 1-based
     column: int  # 1-based, in characters
 
 
-class RelatedLocation(NamedTuple):
+@named_tuple
+class RelatedLocation:
     """A `Related` place stamped with positions (within `cell` in a notebook)."""
 
     message: str
@@ -118,7 +125,8 @@ class RelatedLocation(NamedTuple):
         return data
 
 
-class Finding(NamedTuple):
+@named_tuple
+class Finding:
     path: str
     code: str
     name: str

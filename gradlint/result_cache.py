@@ -13,11 +13,12 @@ import marshal
 import os
 import struct
 import time
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 from gradlint import __version__
-from gradlint.digest import blake2b
 from gradlint.diagnostics import Edit, Finding, Fix, Position, RelatedLocation, Safety, Severity
+from gradlint.digest import blake2b
+from gradlint.record import named_tuple
 from gradlint.settings import Settings
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
@@ -143,7 +144,8 @@ def unpack_entry(entry) -> Tuple[bytes, tuple, Optional[tuple], Optional["Projec
     return packed[:_DIGEST_SIZE], encoded_findings, stamp, project
 
 
-class ProjectFacts(NamedTuple):
+@named_tuple
+class ProjectFacts:
     """What a file means to the other checked files (`gradlint.python.project`): the
     modules it imports, what it exports (as data), and the modules whose exports its
     findings used, each with the digest of the content they were read from."""

@@ -75,3 +75,47 @@ def test_the_run_records_take_their_fields_and_defaults():
     assert Settings(frozenset()).root  # the working folder
     source = DecodedSource("x", "utf-8", False, b"x")
     assert pickle.loads(pickle.dumps(source)) == source
+
+
+def test_named_tuple_is_what_typing_named_tuple_makes():
+    from typing import NamedTuple
+
+    from gradlint.record import named_tuple
+
+    class Typed(NamedTuple):
+        """A place."""
+        line: int
+        column: int = 1
+
+        @property
+        def both(self):
+            return self.line, self.column
+
+    @named_tuple
+    class Place:
+        """A place."""
+        line: int
+        column: int = 1
+
+        @property
+        def both(self):
+            return self.line, self.column
+
+    assert Place._fields == Typed._fields and Place._field_defaults == Typed._field_defaults
+    assert Place(3) == Typed(3) == (3, 1) and Place(3).both == (3, 1) and Place.__doc__ == "A place."
+    assert repr(Place(3, 4)) == repr(Typed(3, 4)).replace("Typed", "Place")
+    assert type(Place(3)._replace(column=2)) is Place and Place._make((5, 6)) == Place(5, 6)
+    with pytest.raises(AttributeError):
+        Place(3).line = 4
+    with pytest.raises(AttributeError):
+        Place(3).other = 4  # no instance dict, as typing's
+    with pytest.raises(TypeError):
+        named_tuple(type("Wrong", (), {"__annotations__": {"a": "int", "b": "int"}, "a": 1}))
+
+
+def test_the_diagnostics_pickle_as_themselves():
+    from gradlint.diagnostics import Finding, Position, Severity
+
+    finding = Finding("a.py", "GL402", "guard-missing-parens", "m", Severity.ERROR, Position(1, 2), Position(1, 3), 1, 2)
+    again = pickle.loads(pickle.dumps(finding))
+    assert again == finding and type(again) is Finding and type(again.start) is Position
