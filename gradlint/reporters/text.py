@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 
 from gradlint.diagnostics import LineIndex
 from gradlint.reporters import Reporter, RunResult
@@ -113,6 +112,8 @@ class TextReporter(Reporter):
 
 def display_width(text: str) -> int:
     """Terminal columns: East Asian wide characters take two, combining marks none."""
+    import unicodedata  # only findings shown with their source need it
+
     return sum(0 if unicodedata.combining(char) else 2 if unicodedata.east_asian_width(char) in "WF" else 1
                for char in text)
 
