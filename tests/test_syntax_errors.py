@@ -15,8 +15,9 @@ from gradlint.settings import Settings, resolve_selection
 
 # `inference_mode` is what GL201-GL204 and GL301 (default) look for; not GL406 nor GL407.
 NAMES_INFERENCE_MODE = "import torch\nwith torch.inference_mode():\n    total = (1,\n"
-# `no_grad()` followed by `:` matches no default rule's prefilter; GL405's (off by default) matches.
-NAMES_NO_GRAD = "import torch\nwith torch.no_grad():\n    total = (1,\n"
+# `no_grad()` followed by `:` matches no default rule's prefilter; GL405's (off by default)
+# matches: the block is in a function, where GL405 looks.
+NAMES_NO_GRAD = "import torch\n\n\ndef count():\n    with torch.no_grad():\n        total = (1,\n"
 NAMES_NO_GUARD = "import os\npaths = (1,\n"
 
 
@@ -33,7 +34,7 @@ def test_a_broken_file_a_selected_rule_reads_gets_one_gl001(select):
 
 @pytest.mark.parametrize("select", [["GL405"], ["ALL"]])
 def test_a_broken_file_that_only_an_optional_rule_reads_gets_gl001_when_it_is_selected(select):
-    assert _codes(NAMES_NO_GRAD, select) == [("GL001", 3, 13)]
+    assert _codes(NAMES_NO_GRAD, select) == [("GL001", 6, 17)]
 
 
 @pytest.mark.parametrize("select", [None, ["GL406"], ["GL407"], ["GL001"]])
@@ -73,13 +74,13 @@ def _notebook(*cells):
 
 
 def test_a_notebook_cell_that_does_not_parse_gets_its_gl001_when_a_selected_rule_reads_it():
-    program = _notebook("import torch\n", "with torch.no_grad():\n    x = (1,\n", "y = 2\n")
+    program = _notebook("import torch\n", "def count():\n    with torch.no_grad():\n        x = (1,\n", "y = 2\n")
 
     def findings(select):
         return [(finding.code, finding.cell, finding.start.line) for finding in
                 Linter(Settings(enabled=resolve_selection(select, [], []))).check_text(program, "nb.ipynb", NOTEBOOK)]
 
-    assert findings(["GL405"]) == [("GL001", 1, 2)]
+    assert findings(["GL405"]) == [("GL001", 1, 3)]
     assert findings(["GL406"]) == []
 
 

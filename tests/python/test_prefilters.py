@@ -64,3 +64,40 @@ def test_an_alias_import_brings_the_real_name_into_the_text(code, text):
 ])
 def test_prefilter_skips_files_without_a_chance(code, text):
     assert not PYTHON_RULES[code].prefilter_for("python").search(text)
+
+
+# GL405 reports a `with` of `no_grad` in a function: each way of writing one that its
+# prefilter must still let through, and files it may skip.
+GL405_BLOCK = "        y = model(x)\n    return y.item()\n"
+
+
+@pytest.mark.parametrize("text", [
+    "def f(model, x):\n    with torch.no_grad():\n" + GL405_BLOCK,
+    ("def f(model, x):\n    with torch.no_grad():\n" + GL405_BLOCK).replace("\n", "\r"),
+    ("def f(model, x):\n    with torch.no_grad():\n" + GL405_BLOCK).replace("\n", "\r\n"),
+    "def f(model, x):\n\twith (\n\t\ttorch.no_grad()\n\t):\n" + GL405_BLOCK.replace("    ", "\t"),
+    "def f(model, x):\n    with (  # the formatter's wrap\n        torch.no_grad()):\n" + GL405_BLOCK,
+    "def f(model, x):\n    with ( \\\n        torch.no_grad()):\n" + GL405_BLOCK,
+    "def f(model, x):\n    with \\\n        torch.no_grad():\n" + GL405_BLOCK,
+    "def f(model, x):\n    with (torch.autograd.\n            no_grad()):\n" + GL405_BLOCK,
+    "async def f(model, x):\n    async \\\n        with torch.no_grad():\n" + GL405_BLOCK,
+    "from torch import (no_grad\n    as frozen)\ndef f(model, x):\n    with frozen():\n" + GL405_BLOCK,
+    "from torch import (no_grad  # the class\n    # renamed\n    as frozen)\ndef f(model, x):\n    with frozen():\n"
+    + GL405_BLOCK,
+    "from torch import no_grad \\\n    as frozen\ndef f(model, x):\n    with frozen():\n" + GL405_BLOCK,
+])
+def test_gl405_prefilter_passes_every_way_to_write_the_block(text):
+    text = "import torch\n" + text
+    rule = PYTHON_RULES["GL405"]()
+    assert list(rule.check("python", PYTHON.parse("scoring.py", text))), "GL405 reports here"
+    assert all(pattern.search(text) for pattern in rule.prefilters_for("python"))
+
+
+@pytest.mark.parametrize("text", [
+    "with torch.no_grad():\n    y = model(x)\n",  # at the top level: not in a function
+    '@torch.no_grad()\ndef generate(model, x):\n    """Call it\n    with the following arguments: `cb(step: int,\n'
+    '    with the model and a batch\n    """\n    return model(x)\n',  # a decorator, and prose
+    "def f(path):\n    with open(path) as handle:\n        return handle.read()\nGUARD = torch.no_grad\n",
+])
+def test_gl405_prefilter_skips_files_without_a_block(text):
+    assert not all(pattern.search(text) for pattern in PYTHON_RULES["GL405"].prefilters_for("python"))

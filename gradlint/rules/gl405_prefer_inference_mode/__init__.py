@@ -175,11 +175,20 @@ class PreferInferenceMode(Rule):
     severity = Severity.INFO
     default_enabled = False
     fix_safety = Safety.UNSAFE
-    # Python: the guard's name, and a `with` that can be its block: one whose line names it,
-    # one whose line does not end its header with `:` (the item may be on the next line),
-    # or an import that renames it (`no_grad as ng`). A `with` statement starts a line.
+    # Python: the guard's name, and a `with` in a function that can be its block, so an
+    # indented one (a statement in a function's body is indented; a line may also end
+    # with a lone CR): one whose line names it, or one whose line stops after `(`, names
+    # and dots, the item going on past a backslash or an open bracket; or an import that
+    # renames it (`no_grad as ng`; `as` on a later line: then `no_grad` ends a line after
+    # a backslash, after a `(` or in a list of imported names); or `async` continued by
+    # a backslash (its `with` then starts no line). No
+    # pattern spans a line, so only the lines holding `with`, `no_grad` or `async` are
+    # searched (gradlint.textsearch).
     prefilter = {"python": (r"\bno_grad\b",
-                            r"(?m)^[ \t\f]*(?:async[ \t]+)?with\b(?:[^\n]*\bno_grad\b"
-                            r"|(?![^\n#]*:[ \t\r]*(?:#[^\n]*)?$))|\bno_grad[ \t]+as\b"),
+                            r"(?m)(?:^|(?<=\r))[ \t\f]*[ \t](?:async[ \t\f]+)?with\b"
+                            r"(?:[^\r\n]*\bno_grad\b|[ \t\f.\w]*(?:\([ \t\f(.\w]*(?:#[^\r\n]*|\\)?|\\)(?=\r|$))"
+                            r"|\bno_grad[ \t\f]*(?:as\b|\\)"
+                            r"|(?:\([^\r\n]*|(?:^|(?<=\r))[ \t\f]*(?:[\w.]+(?:[ \t\f]+as[ \t\f]+\w+)?[ \t\f]*,[ \t\f]*)*)"
+                            r"\bno_grad[ \t\f]*(?:#[^\r\n]*)?(?=\r|$)|\basync[ \t\f]*\\"),
                  "cpp": r"NoGradGuard|AutoGradMode"}
     reads_outline_only = True  # Python: CPython's ast says all it needs; the fix is a text edit
