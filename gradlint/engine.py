@@ -6,7 +6,7 @@ findings. Fixing is checking in a loop with the fixes applied in between.
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.collector import collections_held
 from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex, RelatedLocation
@@ -80,6 +80,7 @@ class Linter:
         # Every rule as the catalog knows it; a rule is imported when a file first needs it.
         self._catalog: Dict[str, CatalogedRule] = dict(rule_catalog())
         self._rules: Dict[str, Rule] = {}
+        self._text_screens: Dict[Tuple[str, str], Optional[Callable[[str], bool]]] = {}
         # Rules from outside the package (tests, embedding tools); enable them in settings.
         for rule in extra_rules:
             self._catalog[rule.code] = CatalogedRule.of(type(rule))
@@ -136,6 +137,8 @@ class Linter:
         if active and not following and decode_error is None and all(rule.prefilter_in_one_statement for rule in active):
             # then no other rule needs the file parsed: the statements' test can spare that
             active = [rule for rule in active if language.one_statement_matches(text, rule.prefilters_for(language.name))]
+        if decode_error is None:  # (an undecodable file is reported by any rule that would read it)
+            active = [rule for rule in active if self._text_screened(rule, language, text)]
         outline = None
         if (active or following) and decode_error is None:
             active, outline = self._screened(active, text, language, following, path, project)
@@ -210,6 +213,16 @@ class Linter:
                 gate.update(needed)
             selection = self._selections[key] = _Selection(rules, None if gate is None else tuple(sorted(gate)))
         return selection
+
+    def _text_screened(self, rule: Rule, language: Language, text: str) -> bool:
+        key = (rule.code, language.name)
+        if key not in self._text_screens:  # asked for every file the prefilter passes
+            self._text_screens[key] = rule.text_screen(language.name)
+        screen = self._text_screens[key]
+        try:
+            return screen is None or screen(text)
+        except Exception:  # a screen's bug must not hide findings: let the rule run
+            return True
 
     def _screened(self, rules: List[Rule], text: str, language: Language, following: Sequence[Rule] = (),
                   path: str = "", project=None) -> Tuple[List[Rule], object]:

@@ -7,9 +7,11 @@ each language it applies to (`check_python`, `check_cpp`), or, as a package, hol
 languages are derived from those, so nothing is declared twice. Rules hold no state
 between files and do no I/O: they read the parsed model a front end hands them.
 
-Before anything is parsed, a file must match the rule's text `prefilter`, then pass its
-`screen_<language>` (or the `screen` function beside `check`), which reads the language's
-cheap outline (for Python, CPython's `ast`); both are necessary conditions of a finding.
+Before anything is parsed, a file must match the rule's text `prefilter` (and its
+`text_screen_<language>`, or the `text_screen` function beside `check`, when it has one),
+then pass its `screen_<language>` (or the `screen` function beside `check`), which reads the
+language's cheap outline (for Python, CPython's `ast`); all are necessary conditions of a
+finding.
 """
 from __future__ import annotations
 
@@ -130,12 +132,24 @@ class Rule:
         (`Language.outline`) and answers whether the file can hold a finding: a necessary
         condition of `check`, written as `screen_<language>(outline)` or as a `screen`
         function beside `check` in the rule's `<language>.py`."""
-        method = getattr(self, "screen_" + language, None)
+        return self._language_hook("screen", language)
+
+    def text_screen(self, language: str) -> Optional[Callable[[str], bool]]:
+        """A look at the text, after the prefilter and before anything is parsed, for a rule
+        whose prefilter cannot be sharp enough as a regex: false only where the text alone
+        shows that the file holds no finding (`text_screen_<language>(text)`, or a
+        `text_screen` function beside `check`). Part of the prefilter: a file it rejects
+        is not read, as one whose patterns do not match."""
+        return self._language_hook("text_screen", language)
+
+    def _language_hook(self, name: str, language: str) -> Optional[Callable]:
+        """The method `<name>_<language>`, or the function `name` in the rule's `<language>.py`."""
+        method = getattr(self, f"{name}_{language}", None)
         if method is not None:
             return method
         if language not in _language_modules(type(self).__module__):
             return None
-        return getattr(importlib.import_module(f"{type(self).__module__}.{language}"), "screen", None)
+        return getattr(importlib.import_module(f"{type(self).__module__}.{language}"), name, None)
 
 
 def finds_any(findings: Iterable) -> bool:

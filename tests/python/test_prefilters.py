@@ -101,3 +101,63 @@ def test_gl405_prefilter_passes_every_way_to_write_the_block(text):
 ])
 def test_gl405_prefilter_skips_files_without_a_block(text):
     assert not all(pattern.search(text) for pattern in PYTHON_RULES["GL405"].prefilters_for("python"))
+
+
+# GL405's text screen (gl405_prefer_inference_mode/python.py: text_screen) reads each block
+# from the text alone. Blocks that qualify, written so that a careless reading of the text
+# would take them for blocks that do not: each must still be read.
+GL405_QUALIFYING = [
+    # words of the reasons in strings and comments only
+    'def f(model, x):\n    with torch.no_grad():\n        y = model(x)  # return y += 1\n'
+    '        label = "self.cache = y; return y; lambda: requires"\n    return y.item()\n',
+    # `requires_grad` and `return y` in another function, after this one
+    "def f(model, x):\n    with torch.no_grad():\n        y = model(x)\n    print(y)\n\n\n"
+    "def g(w, y):\n    w.requires_grad_(True)\n    return y\n",
+    # a continuation line and a string at column 0 inside the function
+    "def f(model, x):\n    prompt = (\n'a prompt at column 0'\n)\n    note = \"\"\"\nno return here\n\"\"\"\n"
+    "    with torch.no_grad():\n        y = model(x)\n    return float(y), note, prompt\n",
+    # the names it binds read out only, and a name rebound after the block
+    "def f(model, x):\n    with torch.no_grad():\n        y = model(x)\n        scores = y.softmax(-1)\n"
+    "    y = 0\n    print(y, scores.tolist())\n    return len(scores.shape)\n",
+    # parameters on lines of their own, the closing parenthesis at the def's column
+    "def f(\n    model,\n    x,\n):\n    with torch.no_grad():\n        y = model(x)\n    return y.item()\n",
+    # an expression statement that is `print(...)`, and an annotated name
+    "def f(model, x):\n    with torch.no_grad():\n        y: torch.Tensor = model(x)\n        print(y.mean())\n"
+    "    return y.sum().item()\n",
+    # after the block: names read out, rebound by `for` and `as`, or assigned to
+    "def f(model, x, loader):\n    with torch.no_grad():\n        y = model(x)\n    total = y.sum().item() + 1\n"
+    "    for y in loader:\n        pass\n    with open('log') as y:\n        y, z = 1, 2\n    return total, z\n",
+    # tabs
+    "def f(model, x):\n\twith torch.no_grad():\n\t\ty = model(x)\n\treturn y.item()\n",
+    # a method in a class, a nested function after the block that reads a number out
+    "class Scorer:\n    def score(self, x):\n        with torch.no_grad():\n            y = self.model(x)\n"
+    "        def show():\n            print(y)\n        show()\n        return y.item()\n",
+]
+
+
+@pytest.mark.parametrize("text", GL405_QUALIFYING)
+def test_gl405_text_screen_reads_every_block_that_qualifies(text):
+    text = "import torch\n" + text
+    rule = PYTHON_RULES["GL405"]()
+    assert list(rule.check("python", PYTHON.parse("scoring.py", text))), "GL405 reports here"
+    assert rule.text_screen("python")(text)
+
+
+# Blocks the text alone shows cannot qualify (`_Function.qualifies`): the file is not read.
+@pytest.mark.parametrize("block, after", [
+    ("        y = model(x)\n        return y\n", ""),                       # returns from the block
+    ("        y = model(x)\n        total += y.sum()\n", ""),               # augmented assignment
+    ("        y = model(x)\n        cache.append(y)\n", ""),                # fills a container
+    ("        self.last = model(x)\n", ""),                                  # assigns an attribute
+    ("        model(x)\n", ""),                                              # an expression statement
+    ("        y = model(x)\n", "    return y\n"),                           # the tensor leaves
+    ("        y = model(x)\n", "    outputs.append(y)\n"),                  # handed to a call
+    ("        y = model(x)\n", "    x.requires_grad_(True)\n"),             # the function trains
+    ("        y = model(x)\n", "    assert y is not None\n"),               # compared, not read out
+    ("        y = model(x)\n", "    z = y[0]; total = compare(x, y)\n"),    # indexed, handed on
+])
+def test_gl405_text_screen_skips_blocks_that_cannot_qualify(block, after):
+    text = f"import torch\n\n\ndef f(model, x, cache, outputs, total):\n    with torch.no_grad():\n{block}{after}"
+    rule = PYTHON_RULES["GL405"]()
+    assert not list(rule.check("python", PYTHON.parse("scoring.py", text)))
+    assert not rule.text_screen("python")(text)

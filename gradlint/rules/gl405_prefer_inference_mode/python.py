@@ -1,10 +1,16 @@
 """GL405 in Python: a `with torch.no_grad():` block whose tensors never reach autograd
 or an in-place update, where `torch.inference_mode()` would do (torch-semantics §1, §4).
-Read from CPython's `ast` alone: the fix renames one attribute, a text edit."""
+Read from CPython's `ast` alone: the fix renames one attribute, a text edit. Before the
+file is parsed, `text_screen` reads each block from the text and rejects most files."""
 import ast
 import re
+import sys
+from typing import Optional, Set
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
+from gradlint.python.code_lines import (
+    CodeLines, Function, UnbalancedBrackets, first_assignment, last_assignment, top_level_parts,
+)
 from gradlint.python.expected_errors import expected_errors
 from gradlint.python.flow.knowledge import is_in_place_method
 from gradlint.python.flow.training import trains
@@ -67,6 +73,110 @@ def _findings(outline):
 
 
 screen = screen_of(_findings)
+
+
+def text_screen(text: str) -> bool:
+    """Whether some `with` of `no_grad` in a function may qualify, read from the text alone
+    (`gradlint.python.code_lines`), before CPython parses the file: false only when each
+    block surely does not. A block does not when its function's text mentions
+    `requires_grad`, when its body returns, yields, awaits, defines, assigns in place
+    (`+=`, `.add_(...)`, `.append(...)`), assigns an attribute or item, or holds an
+    expression statement other than `print(...)`, or when a name it assigns is returned,
+    assigned on, or passed to a call (but `print`, `float`, ...) after it. Where the text
+    does not say (a name bound to `no_grad` by an import, a line that may continue a string
+    or bracket, tabs), the file is read."""
+    if _RENAMED.search(text) or (sys.version_info >= (3, 12) and _F_STRING.search(text)):
+        return True  # a renamed guard; or f-strings, which may nest their own quotes there
+    lines = CodeLines.of(text)
+    if lines is None:
+        return True
+    try:
+        return any(_may_qualify(lines, header) for header in lines.with_statements())
+    except UnbalancedBrackets:
+        return True
+
+
+_RENAMED = re.compile(r"no_grad(?:\s|\\|#[^\r\n]*(?![^\r\n]))+as\b")
+_F_STRING = re.compile(r"(?i)(?<!\w)(?:[rb]?f|f[rb])['\"]")
+_NO_GRAD = re.compile(r"\bno_grad\b")
+# Code whose node makes `_bound_names` give up: returns, yields, awaits, definitions,
+# declarations and augmented assignments.
+_GIVES_UP = re.compile(r"\b(?:return|yield|await|lambda|def|class|global|nonlocal)\b"
+                       r"|(?:\*\*|//|<<|>>|[-+*/%@&|^])=")
+_METHOD_CALL = re.compile(r"\.[ \t]*(\w+)[ \t]*\(")
+_NAME_TARGETS = re.compile(r"\w+(?:[ \t]*,[ \t]*\w+)*[ \t]*,?")
+_ITEM_OR_ATTRIBUTE = re.compile(r"[\w)\]][ \t]*[.\[]")
+# What a simple statement that is not an expression statement starts with (and `print`).
+_NOT_AN_EXPRESSION = re.compile(r"(?:pass|break|continue|raise|assert|del|import|from|return|global|nonlocal"
+                                r"|if|elif|else|for|while|with|try|except|finally|async|def|class|match|case"
+                                r"|type|print)\b|@")
+
+
+def _may_qualify(lines: CodeLines, header: int) -> bool:
+    colon = lines.header_end(header)
+    if colon is None:
+        return True
+    items = "\n".join(lines.code[header:colon[0]] + [lines.code[colon[0]][:colon[1]]])
+    if not _NO_GRAD.search(items):
+        return False  # no `no_grad` call is written there
+    if "lambda" in items:
+        return True  # its `:` may be the one taken for the header's
+    if len(top_level_parts(items, ",")) > 1:
+        return False  # several items: `_Function.qualifies` refuses
+    function = lines.enclosing_function(header)
+    if function is None:
+        return True
+    last = lines.last_code_line(function.definition, function.end)
+    if "requires_grad" in "\n".join(lines.raw[function.definition:last + 1]):
+        return False
+    end = lines.block_end(header, colon, function)
+    if end is None:
+        inline = lines.code[colon[0]][colon[1] + 1:]
+        return not inline.strip() or _may_bind_plainly(inline, ()) is not None
+    bound = _may_bind_plainly("\n".join(lines.code[colon[0] + 1:end]),
+                              lines.statements(colon[0] + 1, end, function))
+    return bound is not None and not (bound and _escapes(lines, function, end, last + 1, bound))
+
+
+def _may_bind_plainly(code: str, statements) -> Optional[Set[str]]:
+    """None when `_bound_names` surely gives up on a block with this code and these
+    statement lines; else names it surely binds."""
+    if _GIVES_UP.search(code) or any(is_in_place_method(call.group(1)) or call.group(1) in STORING_METHODS
+                                     for call in _METHOD_CALL.finditer(code)):
+        return None
+    bound = set()
+    for statement in statements:
+        for simple in top_level_parts(statement, ";"):
+            simple = simple.strip()
+            kind, where = first_assignment(simple)
+            if kind == "expression" and simple and not _NOT_AN_EXPRESSION.match(simple):
+                return None  # an expression statement that is not `print(...)`
+            if kind == "assignment":
+                targets = simple[:where].strip()
+                if _NAME_TARGETS.fullmatch(targets):
+                    bound.update(name.strip() for name in targets.split(",") if name.strip())
+                elif _ITEM_OR_ATTRIBUTE.search(targets):
+                    return None
+    return bound
+
+
+def _escapes(lines: CodeLines, function: Function, first: int, stop: int, names: Set[str]) -> bool:
+    """Whether one of `names` is surely used on lines `first` to before `stop` (after the
+    block) other than to read a number out (`_Uses.escape_after`): named in a statement
+    that reads nothing out (no `.item`, `print`, ... anywhere in it), where it cannot be
+    an assignment's target (not before an `=`, no `for`, `as`, `import`, definition)."""
+    written = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    for statement in lines.statements(first, stop, function):
+        if not written.search(statement):
+            continue
+        for simple in top_level_parts(statement, ";"):
+            if not _READS_OUT_OR_REBINDS.search(simple) and written.search(simple, last_assignment(simple)):
+                return True
+    return False
+
+
+_READS_OUT_OR_REBINDS = re.compile(
+    r"\b(?:" + "|".join(sorted(READ_OUT_ATTRIBUTES | READ_OUT_CALLS)) + r"|for|as|import|def|class|lambda)\b")
 
 
 def _may_be_no_grad(outline, expression) -> bool:
