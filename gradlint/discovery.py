@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import functools
+import operator
 import os
 import re
 import stat
@@ -12,6 +13,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.digest import blake2b
 from gradlint.frontend import language_for
+from gradlint.gitignore import GitIgnore
 from gradlint.record import Record
 from gradlint.settings import Settings
 
@@ -29,102 +31,54 @@ class Discovered(Record):
         self._set(files=[] if files is None else files, skipped=[] if skipped is None else skipped)
 
 
-class _GitIgnore:
-    """The .gitignore files from the repository root down to each walked folder."""
+class _Exclusions:
+    """The exclusion patterns of a configuration, each matched against a file's name and its
+    path relative to the configuration's root, and as a folder (`build` excludes
+    `build/*`). A pattern without wildcards is a set lookup, and as a folder it excludes
+    the whole folder it names, found once per folder; the others are one regex."""
 
-    def __init__(self) -> None:
-        self._specs: Dict[str, Optional[tuple]] = {}  # folder -> (spec, its prefilter)
-        self._chains: Dict[str, List[str]] = {}
-        self._specs_cache: Dict[str, list] = {}
+    def __init__(self, patterns: Tuple[str, ...]) -> None:
+        literal = [pattern for pattern in patterns if not _WILDCARD.search(pattern)]
+        self.names = frozenset(os.path.normcase(pattern) for pattern in literal)
+        # a pattern as a folder: its normcased `pattern/*` without the `*`
+        self.folders = tuple(os.path.normcase(pattern.rstrip("/") + "/*")[:-1] for pattern in literal)
+        wildcards = [pattern for pattern in patterns if _WILDCARD.search(pattern)]
+        alternatives = [fnmatch.translate(os.path.normcase(pattern)) for pattern in wildcards]
+        alternatives += [fnmatch.translate(os.path.normcase(pattern.rstrip("/") + "/*")) for pattern in wildcards]
+        self.wildcards = re.compile("|".join(f"(?:{alternative})" for alternative in alternatives)) \
+            if alternatives else None
+        self._folders: Dict[Tuple[str, str], Tuple[str, bool]] = {}
 
-    def _spec(self, folder: str):
-        if folder not in self._specs:
-            spec = None
-            path = os.path.join(folder, ".gitignore")
-            if os.path.isfile(path):
-                try:
-                    import pathspec
+    def _folder(self, folder: str, root: str) -> Tuple[str, bool]:
+        """(the folder relative to `root` as a prefix of its entries, `a/b/` or empty;
+        whether a pattern as a folder excludes everything in it), once per folder."""
+        known = self._folders.get((folder, root))
+        if known is None:
+            relative = os.path.relpath(os.path.abspath(folder or "."), root).replace(os.sep, "/")
+            prefix = "" if relative == "." else relative + "/"
+            # a name holds no separator: only the folder's part of a path can start `pattern/`
+            known = self._folders[(folder, root)] = (prefix, bool(prefix) and os.path.normcase(prefix).startswith(
+                self.folders))
+        return known
 
-                    with open(path, encoding="utf-8", errors="replace") as handle:
-                        spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
-                    spec = (spec, _any_pattern(spec))
-                except (OSError, ValueError):
-                    spec = None
-            self._specs[folder] = spec
-        return self._specs[folder]
-
-    def _chain(self, folder: str) -> List[str]:
-        """The folders from the repository root (or /) down to `folder`, once per folder."""
-        chain = self._chains.get(folder)
-        if chain is None:
-            parent = os.path.dirname(folder)
-            if os.path.isdir(os.path.join(folder, ".git")) or parent == folder:
-                chain = [folder]
-            else:
-                chain = self._chain(parent) + [folder]
-            self._chains[folder] = chain
-        return chain
-
-    def _specs_above(self, folder: str) -> list:
-        """(relative prefix, spec, prefilter) for each .gitignore from the repository root
-        down to `folder`, once per folder: the prefix is `folder` relative to the
-        .gitignore's folder (`a/b/`, or empty), the prefilter a regex any path one of the
-        spec's patterns matches must match."""
-        specs = self._specs_cache.get(folder)
-        if specs is None:
-            absolute = os.path.abspath(folder)
-            specs = []
-            for outer in self._chain(absolute):
-                found = self._spec(outer)
-                if found is not None:
-                    relative = os.path.relpath(absolute, outer).replace(os.sep, "/")
-                    specs.append(("" if relative == "." else relative + "/", *found))
-            self._specs_cache[folder] = specs
-        return specs
-
-    def ignored(self, path: str, is_dir: bool) -> bool:
-        folder, name = os.path.split(os.path.abspath(path))
-        return self.ignored_in(folder, name, is_dir)
-
-    def ignored_in(self, folder: str, name: str, is_dir: bool) -> bool:
-        """`ignored` of `folder/name`, for a walk that holds the two apart already."""
-        specs = self._specs_above(folder)
-        if not specs:  # most trees: no .gitignore anywhere above
-            return False
-        ignored = False
-        # Outer .gitignore files first; a nearer one may re-include (!pattern).
-        for prefix, spec, could_match in specs:
-            relative = prefix + name + ("/" if is_dir else "")
-            if could_match is not None and could_match.search(relative) is None:
-                continue  # no pattern matches: most files
-            result = spec.check_file(relative)
-            if result.include is not None:
-                ignored = result.include
-        return ignored
+    def excluded(self, folder: str, name: str, root: str) -> bool:
+        """Whether `folder/name` is excluded."""
+        prefix, everything = self._folder(folder, root)
+        if everything:
+            return True
+        name, relative = os.path.normcase(name), os.path.normcase(prefix + name)
+        if name in self.names or relative in self.names:
+            return True
+        return self.wildcards is not None and (self.wildcards.match(name) is not None
+                                               or self.wildcards.match(relative) is not None)
 
 
-_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
-
-
-def _any_pattern(spec) -> Optional["re.Pattern[str]"]:
-    """One regex that every path some pattern of `spec` matches also matches (the union of
-    the patterns' regexes, searched): one search per path instead of one per pattern.
-    None when the patterns are not regexes this can join (then each is asked)."""
-    try:
-        alternatives = [_NAMED_GROUP.sub("(?:", pattern.regex.pattern) for pattern in spec.patterns
-                        if pattern.include is not None and pattern.regex is not None]
-        return re.compile("|".join(f"(?:{alternative})" for alternative in alternatives) or r"(?!)")
-    except (AttributeError, TypeError, re.error):
-        return None
+_WILDCARD = re.compile(r"[*?[]")
 
 
 @functools.lru_cache(maxsize=8)
-def _exclusion_matcher(patterns: Tuple[str, ...]) -> "re.Pattern[str]":
-    """Every pattern, and every pattern as a folder (`build` -> `build/*`), in one regex:
-    one match per path instead of three fnmatch calls per pattern."""
-    alternatives = [fnmatch.translate(os.path.normcase(pattern)) for pattern in patterns]
-    alternatives += [fnmatch.translate(os.path.normcase(pattern.rstrip("/") + "/*")) for pattern in patterns]
-    return re.compile("|".join(f"(?:{alternative})" for alternative in alternatives) or r"(?!)")
+def _exclusions(patterns: Tuple[str, ...]) -> _Exclusions:
+    return _Exclusions(patterns)
 
 
 def _excluded(path: str, settings: Settings, root: str) -> bool:
@@ -133,17 +87,7 @@ def _excluded(path: str, settings: Settings, root: str) -> bool:
 
 def _excluded_in(folder: str, name: str, settings: Settings, root: str) -> bool:
     """`_excluded` of `folder/name`, for a walk that holds the two apart already."""
-    matcher = _exclusion_matcher(settings.excludes)
-    if matcher.match(os.path.normcase(name)):
-        return True
-    relative_folder = _relative_folder(folder, root)
-    relative = name if relative_folder == "." else f"{relative_folder}/{name}"
-    return matcher.match(os.path.normcase(relative)) is not None
-
-
-@functools.lru_cache(maxsize=4096)
-def _relative_folder(folder: str, root: str) -> str:
-    return os.path.relpath(os.path.abspath(folder or "."), root).replace(os.sep, "/")
+    return _exclusions(settings.excludes).excluded(folder, name, root)
 
 
 def skip_reason(path: str) -> Optional[str]:
@@ -163,18 +107,20 @@ def skip_reason(path: str) -> Optional[str]:
     return None
 
 
-def _walk_folders(top: str, excluded) -> Iterator[Tuple[str, List[os.DirEntry]]]:
-    """(folder, its non-folder entries sorted by name) from `top` down, subfolders in name
-    order, without entering symbolic links to folders or folders `excluded(path)` names;
-    a folder that cannot be listed is passed over (as `os.walk` does)."""
+def _walk_folders(top: str, excluded) -> Iterator[Tuple[str, str, List[os.DirEntry]]]:
+    """(folder, the folder as a prefix of its entries' paths, its non-folder entries sorted
+    by name) from `top` down, subfolders in name order, without entering symbolic links to
+    folders or folders `excluded(folder, name)` names; a folder that cannot be listed is
+    passed over (as `os.walk` does)."""
     stack = [top]
     while stack:
         folder = stack.pop()
         try:
             with os.scandir(folder) as listing:
-                entries = sorted(listing, key=lambda entry: entry.name)
+                entries = sorted(listing, key=_entry_name)
         except OSError:
             continue
+        base = _as_prefix(folder)
         files, subfolders = [], []
         for entry in entries:
             try:
@@ -183,10 +129,18 @@ def _walk_folders(top: str, excluded) -> Iterator[Tuple[str, List[os.DirEntry]]]
                 is_folder = False
             if not is_folder:
                 files.append(entry)
-            elif not entry.is_symlink() and not excluded(os.path.join(folder, entry.name)):
-                subfolders.append(os.path.join(folder, entry.name))
-        yield folder, files
+            elif not entry.is_symlink() and not excluded(folder, entry.name):
+                subfolders.append(base + entry.name)
+        yield folder, base, files
         stack.extend(reversed(subfolders))
+
+
+_entry_name = operator.attrgetter("name")
+
+
+def _as_prefix(folder: str) -> str:
+    """`folder` such that `prefix + name` is `os.path.join(folder, name)` for a plain name."""
+    return os.path.join(folder, "")
 
 
 def _is_plain_file(entry: os.DirEntry) -> bool:
@@ -229,28 +183,32 @@ def discover_lazily(paths: Sequence[str], settings: Settings,
 def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovered) -> Iterator[str]:
     """`settings`: one Settings, or a SettingsResolver: each entry is then judged by the
     settings of the folder it sits in (its nearest configuration)."""
-    _relative_folder.cache_clear()  # relative folders depend on the working directory
-    gitignore = _GitIgnore()
+    _exclusions.cache_clear()  # relative folders depend on the working directory
+    gitignore = GitIgnore()
 
     def is_excluded(path: str, is_dir: bool) -> bool:
         folder_settings = settings.for_path(path)
         return (_excluded(path, folder_settings, folder_settings.root)
                 or (folder_settings.respect_gitignore and gitignore.ignored(path, is_dir)))
 
-    def is_excluded_file(folder: str, name: str, path: str, folder_settings: Settings) -> bool:
+    def is_excluded_folder(folder: str, name: str) -> bool:
+        return is_excluded_in(folder, name, settings.for_folder(folder), True)
+
+    def is_excluded_in(folder: str, name: str, folder_settings: Settings, is_dir: bool) -> bool:
         return (_excluded_in(folder, name, folder_settings, folder_settings.root)
-                or (folder_settings.respect_gitignore and gitignore.ignored_in(folder, name, False)))
+                or (folder_settings.respect_gitignore and gitignore.ignored_in(folder, name, is_dir)))
 
     seen = set()
-    real_folders: Dict[str, str] = {}
+    real_folders: Dict[str, str] = {}  # folder -> its real path, as a prefix
 
     def is_new(path: str, maybe_link: bool = True, folder_and_name: Optional[Tuple[str, str]] = None) -> bool:
         # realpath costs a system call per path component: once per folder, and per file
         # only for a symbolic link.
         folder, name = folder_and_name or split_path(path)
-        if folder not in real_folders:
-            real_folders[folder] = os.path.realpath(folder or ".")
-        real = os.path.join(real_folders[folder], name)
+        real_folder = real_folders.get(folder)
+        if real_folder is None:
+            real_folder = real_folders[folder] = _as_prefix(os.path.realpath(folder or "."))
+        real = real_folder + name
         if maybe_link and os.path.islink(real):
             real = os.path.realpath(real)
         # A 16-byte digest stands for the real path: a third of its memory in a large tree.
@@ -264,14 +222,14 @@ def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovere
         if os.path.isdir(given):
             if force_exclude and is_excluded(given, True):
                 continue
-            for folder, files in _walk_folders(given, lambda path: is_excluded(path, True)):
+            for folder, base, files in _walk_folders(given, is_excluded_folder):
                 folder_settings = settings.for_folder(folder)
                 for entry in files:
                     name = entry.name
                     if language_for(name) is None:
                         continue
-                    path = os.path.join(folder, name)
-                    if is_excluded_file(folder, name, path, folder_settings):
+                    path = base + name
+                    if is_excluded_in(folder, name, folder_settings, False):
                         continue
                     # A plain file, as the folder listing says: no system call to ask again.
                     plain = _is_plain_file(entry)
