@@ -13,6 +13,8 @@ import marshal
 import os
 import struct
 import time
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Dict, Optional, Tuple
 
 from gradlint import __version__
@@ -166,11 +168,26 @@ class ProjectFacts:
     @classmethod
     def from_data(cls, data) -> "ProjectFacts":
         imports, exports, dependencies, entered = data
-        if not all(isinstance(module, str) and all(isinstance(name, str) for name in names) for module, names in imports) \
+        if not _pairs(imports, str, tuple) \
+                or not all(map(isinstance, chain.from_iterable(map(_second, imports)), repeat(str))) \
                 or not (exports is None or isinstance(exports, tuple) and len(exports) == 4) \
-                or not all(isinstance(path, str) and isinstance(digest, bytes) for path, digest in dependencies):
+                or not _pairs(dependencies, str, bytes):
             raise ValueError("not cached project facts")
-        return cls(tuple((module, tuple(names)) for module, names in imports), exports, tuple((path, digest) for path, digest in dependencies), bool(entered))
+        return cls(imports, exports, dependencies, bool(entered))
+
+
+_second = itemgetter(1)
+
+
+def _pairs(values, first: type, second: type) -> bool:
+    """Whether `values` is a tuple of (`first`, `second`) pairs (as marshal gives back what
+    `to_data` wrote), checked without a loop in Python: a warm run reads thousands."""
+    if type(values) is not tuple or not all(map(isinstance, values, repeat(tuple))) or not set(map(len, values)) <= {2}:
+        return False
+    if not values:
+        return True
+    firsts, seconds = zip(*values)
+    return all(map(isinstance, firsts, repeat(first))) and all(map(isinstance, seconds, repeat(second)))
 
 
 class ResultCache:

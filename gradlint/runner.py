@@ -63,26 +63,35 @@ class _Job(Record):
         self._set(settings=settings, verbose=verbose, mode=mode, write=write, cache_dir=cache_dir, looks_up=looks_up)
         self.caches: Dict[Settings, ResultCache] = {}  # opened as met
         self.linters: Dict[Settings, Linter] = {}
-        self.absolute_folders: Dict[str, str] = {}
+        self.absolute_folders: Dict[str, str] = {}  # folder -> absolute, as a prefix
+        self._last_settings: object = None  # and its cache: `cache_for`
+        self._last_cache: Optional[ResultCache] = None
 
-    def key(self, path: str) -> bytes:
-        """The cache key of a path: of its absolute form (abspath per folder, not per file)."""
+    def absolute(self, path: str) -> str:
+        """`os.path.abspath(path)`, worked out once per folder."""
         folder, name = split_path(path)
         absolute = self.absolute_folders.get(folder)
         if absolute is None:
-            absolute = self.absolute_folders[folder] = os.path.abspath(folder or ".")
-        return path_key(os.path.join(absolute, name))
+            absolute = self.absolute_folders[folder] = os.path.join(os.path.abspath(folder or "."), "")
+        return absolute + name if name not in ("", ".", "..") else os.path.abspath(path)
+
+    def key(self, path: str) -> bytes:
+        """The cache key of a path: of its absolute form."""
+        return path_key(self.absolute(path))
 
     def cache_for(self, settings: Settings) -> Optional[ResultCache]:
         """The index of this file's configuration (the main process only)."""
         if self.cache_dir is None or not self.looks_up:
             return None
+        if settings is self._last_settings:  # most runs have one configuration: no hash of it per file
+            return self._last_cache
         cache = self.caches.get(settings)
         if cache is None:
             directory = self.cache_dir
             if directory == BESIDE_CONFIGURATION:
                 directory = os.path.join(settings.root, DEFAULT_CACHE_DIR)
             cache = self.caches[settings] = ResultCache(directory, settings)
+        self._last_settings, self._last_cache = settings, cache
         return cache
 
     def linter_for(self, settings: Settings) -> Linter:
@@ -313,7 +322,7 @@ class _Taken:
 
     def _keep(self, report: Optional[FileReport], path: str) -> None:
         if path.endswith(".py"):  # a module others may import (`_follow_imports`)
-            self.python_paths[os.path.abspath(path)] = (path, self.count)
+            self.python_paths[self.job.absolute(path)] = (path, self.count)
         if report is not None and _worth_keeping(report):
             self.reports.append(report)
             self.positions.append(self.count)
@@ -359,7 +368,7 @@ def _follow_imports(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> Non
         passed = passed_names(facts.exports) if facts.entered else ()
         if not passed:
             continue
-        own = os.path.abspath(path)
+        own = job.absolute(path)
         for module, names in facts.imports:
             target = finder.resolve(path, module)
             if target is None or target == own:
@@ -378,7 +387,7 @@ def _follow_imports(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> Non
     for (path, position, _), result in zip(summarizing, _lint_all(job, pool, [call for _, _, call in summarizing])):
         taken.replace(path, position, result)
     index = ProjectIndex({path: facts.exports for path, (_, facts, _) in facts_of.items() if facts.exports})
-    digests = {os.path.abspath(path): digest or b"" for path, (_, _, digest) in facts_of.items()}
+    digests = {job.absolute(path): digest or b"" for path, (_, _, digest) in facts_of.items()}
     again = []
     for path, (position, facts, _) in list(facts_of.items()):
         passed = passed_names(facts.exports) if facts.entered else None

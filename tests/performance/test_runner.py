@@ -301,3 +301,34 @@ def test_the_fast_path_split_is_posixpath_split(path):
     from gradlint.discovery import _split_posix
 
     assert _split_posix(path) == posixpath.split(path)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab/.", max_size=12).filter(bool))
+def test_the_absolute_path_worked_out_per_folder_is_abspath(path):
+    job = runner._Job(settings_for("."), False, "check", True, None)
+    assert job.absolute(path) == os.path.abspath(path)
+    assert job.absolute(path) == os.path.abspath(path)  # the folder's, as kept
+
+
+FACTS = result_cache.ProjectFacts((("pkg.predict", ("infer", "load as loaded")),), None,
+                                  (("/work/pkg/predict.py", b"\x01" * 16),), True)
+
+
+def test_project_facts_come_back_from_the_index_as_they_were_stored():
+    import marshal
+
+    assert result_cache.ProjectFacts.from_data(marshal.loads(marshal.dumps(FACTS.to_data()))) == FACTS
+
+
+@pytest.mark.parametrize("imports, dependencies", [
+    ([("pkg.predict", ("infer",))], ()),  # a list where a tuple was written
+    ((("pkg.predict", "infer"),), ()),  # the names as one string
+    ((("pkg.predict", ("infer", 3)),), ()),
+    ((("pkg.predict", ("infer",), "extra"),), ()),
+    ((), (("/work/pkg/predict.py", "not bytes"),)),
+    ((), (("/work/pkg/predict.py",),)),
+])
+def test_project_facts_of_another_shape_are_refused(imports, dependencies):
+    with pytest.raises(ValueError):
+        result_cache.ProjectFacts.from_data((imports, None, dependencies, False))
