@@ -30,9 +30,10 @@ class UntrackedSources:
 
     def __init__(self, flow) -> None:
         self.flow = flow
-        self._returning: FrozenSet[str] = frozenset(
-            function.name for function, summary in flow.summaries.items()
-            if summary.returns is not None or summary.returns_shape is not None or summary.stores or summary.converts)
+        bringing = [function for function, summary in flow.summaries.items()
+                    if summary.returns is not None or summary.returns_shape is not None or summary.stores or summary.converts]
+        self._returning: FrozenSet[str] = frozenset(function.name for function in bringing)
+        self._bringing = frozenset(id(function) for function in bringing)
         self._holding: FrozenSet[str] = frozenset(
             name for pool in (flow.attribute_taints, flow.called_attributes) for name, state in pool.items() if state)
         self._any_call = "forward" in self._returning  # `model(x)` may run any module's forward
@@ -56,19 +57,20 @@ class UntrackedSources:
         if not self._calls_matter:
             return True
         scope = function if function is not None else flow.outline.module
-        return not any(self._may_bring(call) for call in flow.callers.calls(scope))
+        return not any(self._may_bring(call, function, klass) for call in flow.callers.calls(scope))
 
-    def _may_bring(self, call: ast.Call) -> bool:
-        """Whether `call` may give the scope a tracked value: what it returns or stores, an
-        object of a class holding tracked attributes."""
-        if self._any_call:
-            return True
+    def _may_bring(self, call: ast.Call, function: Optional[ast.AST], klass: Optional[str]) -> bool:
+        """Whether `call` may give the scope a tracked value: what the function it runs (as
+        the walk resolves it) returns or stores, an object of a class holding tracked
+        attributes."""
         func = call.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
         if name is None:
             return False  # `fns[0](x)`: the flow follows no such call
-        if name in self._returning or (self._classes_returning and name in self.flow.classes):
-            return True
+        if self._any_call or name in self._returning or (self._classes_returning and name in self.flow.classes):
+            callee = self.flow.callee(call, klass, function)
+            if callee is not None and id(callee) in self._bringing:
+                return True
         if self.flow.imported is not None:
             imported = self.flow.imported_function(call)
             if imported is not None and imported.returns is not None:
