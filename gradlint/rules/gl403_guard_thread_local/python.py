@@ -2,10 +2,8 @@
 grad-mode guard: the worker thread does not see the guard (torch-semantics §3). Read from
 CPython's `ast` alone (no fix)."""
 import ast
-import re
 
 from gradlint.diagnostics import quoted
-from gradlint.python.ast_walk import walk
 from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.knowledge import THREAD_CLASSES as THREAD_TARGET  # (keyword, position) of the work
 from gradlint.python.outline import dotted_name, is_compound, literal_bool, nodes_in, statement_lines
@@ -161,9 +159,6 @@ _MADE_CLASSES = THREAD_CLASSES | EXECUTOR_CLASSES
 _MADE_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in _MADE_CLASSES)
 
 
-_MADE_CLASS_WORDS = re.compile(r"\b(?:%s)\b" % "|".join(sorted(_MADE_CLASS_NAMES)))
-
-
 def _makes_thread_or_pool(outline, scope) -> bool:
     """Whether `scope` calls a thread or pool class anywhere (nested code and decorators
     included): a `.start()` or a submit is reported only on what such a call made (in the
@@ -180,18 +175,18 @@ def _makes_thread_or_pool(outline, scope) -> bool:
 
 
 def _thread_and_pool_calls(outline):
-    """Every call of a thread or pool class in the module, found once: none when the text
-    never names such a class."""
+    """Every call of a thread or pool class in the module, found once: only the scopes
+    where such a class's name is written are read (`Outline.scopes_naming`)."""
     def find():
-        if not _MADE_CLASS_WORDS.search(outline.text):
-            return []
-        found = []
-        for node in walk(outline.module):
-            if type(node) is ast.Call:
-                func = node.func
-                written = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-                if written in _MADE_CLASS_NAMES and outline.qualified_names(func) & _MADE_CLASSES:
-                    found.append(node)
+        found, seen = [], set()
+        for name in sorted(_MADE_CLASS_NAMES):
+            for scope in outline.scopes_naming(name):
+                for call in outline.scope_walk(scope).calls:
+                    func = call.func
+                    written = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+                    if written == name and id(call) not in seen and outline.qualified_names(func) & _MADE_CLASSES:
+                        seen.add(id(call))
+                        found.append(call)
         return found
     return kept_on(outline, "_thread_and_pool_calls", find)
 
