@@ -21,6 +21,7 @@ import ast
 from functools import cached_property
 from typing import Dict, FrozenSet, Iterator, List, Set
 
+from gradlint.python.ast_walk import walk
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.syntax import dotted, qualified_name, target_names
 from gradlint.python.flow.values import Kind, State
@@ -101,7 +102,7 @@ class LazyCaches:
             found.add(name)
             klass = self.flow.classes[name]
             pending += [dotted(base) for base in klass.bases if dotted(base) in self.flow.module_classes]
-            pending += [node.func.id for node in ast.walk(klass) if isinstance(node, ast.Call)
+            pending += [node.func.id for node in walk(klass) if isinstance(node, ast.Call)
                         and isinstance(node.func, ast.Name) and node.func.id in self.flow.module_classes]
         return found
 
@@ -150,7 +151,7 @@ def _checked_blocks(statements: List[ast.stmt]) -> Iterator:
     """`if` blocks (either arm) whose test reads the object's own state (`self.x`)."""
     for node in nodes_in(list(statements)):
         if isinstance(node, ast.If) and any(
-                isinstance(part, ast.Attribute) and dotted(part.value) == "self" for part in ast.walk(node.test)):
+                isinstance(part, ast.Attribute) and dotted(part.value) == "self" for part in walk(node.test)):
             yield node.test, node.body
             yield node.test, node.orelse
 

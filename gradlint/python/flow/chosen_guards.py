@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
+from gradlint.python.ast_walk import walk
 from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted
 from gradlint.python.outline import Outline, ScreenGuard, ScreenRegion
@@ -250,7 +251,7 @@ def _other_stores(flow) -> Dict[Optional[str], Set[str]]:
     """class (None: any object) -> the attribute names set other than by `self.x = ...`
     ("*" for `setattr` by a computed name)."""
     found: Dict[Optional[str], Set[str]] = {}
-    for node in ast.walk(flow.outline.module):
+    for node in walk(flow.outline.module):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and dotted(node.value) != "self":
             found.setdefault(None, set()).add(node.attr)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute):
@@ -260,7 +261,7 @@ def _other_stores(flow) -> Dict[Optional[str], Set[str]]:
                 name = node.args[1]
                 found.setdefault(None, set()).add(name.value if isinstance(name, ast.Constant) else "*")
     for (klass, _), method in flow.methods.items():
-        for node in ast.walk(method):
+        for node in walk(method):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr" and len(node.args) > 1 \
                     and dotted(node.args[0]) == "self":
                 name = node.args[1]

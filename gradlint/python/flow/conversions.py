@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from gradlint.python.ast_walk import walk
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.caches import registered_buffer
 from gradlint.python.flow.syntax import dotted, positional, qualified_name, target_names
@@ -61,7 +62,7 @@ def _parameter_converting(flow, name: str, function, klass: Optional[str], depth
     arguments = function.args
     params = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args)]
     if name not in params or any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
-                                 for node in ast.walk(function)):
+                                 for node in walk(function)):
         return False
     defaults = dict(zip(reversed(params), reversed(arguments.defaults)))
     if name not in defaults or not converting_dtype(flow, defaults[name], None, None):

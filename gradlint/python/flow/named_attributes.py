@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Tuple
 
+from gradlint.python.ast_walk import walk
 from gradlint.python.flow.syntax import contains, dotted, target_names
 from gradlint.python.outline import nodes_in
 
@@ -106,7 +107,7 @@ def _changed(flow, key: str, function: ast.AST, klass: Optional[str]) -> bool:
     scopes = [method for (owner, _), method in flow.methods.items() if owner == klass] \
         if key.startswith("self.") and klass is not None else [function]
     for scope in scopes:
-        for node in ast.walk(scope):
+        for node in walk(scope):
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) and dotted(node.value) == key:
                 return True
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
+from gradlint.python.ast_walk import walk
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, parameter_names, qualified_name, target_names
 
@@ -29,6 +30,7 @@ class Receivers:
         self._class_bindings: Dict[str, Dict[str, List[_Binding]]] = {}
         self._answers: Dict[Tuple[int, str], FrozenSet[str]] = {}
         self._outside_stores: Dict[str, List[Tuple[ast.AST, ast.AST, Optional[ast.AST], Optional[str]]]] = {}
+        self._scope_stores: Dict[int, List[Tuple[str, ast.AST, ast.AST]]] = {}  # a scope -> its stores into others' attributes
 
     def classes_held(self, expression: ast.AST, function: Optional[ast.AST], klass: Optional[str],
                      visiting: Optional[Set] = None) -> FrozenSet[str]:
@@ -91,7 +93,7 @@ class Receivers:
         return frozenset()
 
     def _classes_inside(self, value: ast.AST) -> FrozenSet[str]:
-        return frozenset(node.func.id for node in ast.walk(value) if isinstance(node, ast.Call)
+        return frozenset(node.func.id for node in walk(value) if isinstance(node, ast.Call)
                          and isinstance(node.func, ast.Name) and node.func.id in self.flow.module_classes)
 
     def _bindings_of(self, function: Optional[ast.AST]) -> Dict[str, List[_Binding]]:
@@ -135,14 +137,21 @@ class Receivers:
         naming = {id(scope) for scope in self.outline.scopes_naming(attribute)}
         scopes = [(None, None, self.outline.module), *((function, klass, function) for function, klass in self.flow._scope_list)]
         for function, klass, scope in scopes:
-            if id(scope) not in naming:
-                continue
-            for node in self.outline.scope_nodes(scope):
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        if (isinstance(target, ast.Attribute) and target.attr == attribute and dotted(target) is not None
-                                and dotted(target.value) != "self"):
-                            found.append((target.value, node.value, function, klass))
+            if id(scope) in naming:
+                found.extend((holder, value, function, klass)
+                             for name, holder, value in self._stores_into_others(scope) if name == attribute)
+        return found
+
+    def _stores_into_others(self, scope: ast.AST) -> List[Tuple[str, ast.AST, ast.AST]]:
+        """`(attribute, holder, value)` for each `holder.attribute = value` of the scope's own
+        code whose holder is not `self`, in order: read once per scope, whatever the attribute."""
+        found = self._scope_stores.get(id(scope))
+        if found is None:
+            found = self._scope_stores[id(scope)] = [
+                (target.attr, target.value, node.value)
+                for node in self.outline.scope_nodes(scope) if isinstance(node, ast.Assign)
+                for target in node.targets
+                if isinstance(target, ast.Attribute) and dotted(target) is not None and dotted(target.value) != "self"]
         return found
 
     def layer_classes(self, expression: ast.AST, function: Optional[ast.AST], klass: Optional[str]) -> FrozenSet[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
+from gradlint.python.ast_walk import walk
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_names, dotted, is_non_number_constant
@@ -132,7 +133,7 @@ class TensorTypes:
         found = self.__dict__.get("_stored_through_others")
         if found is None:
             found = self.__dict__["_stored_through_others"] = frozenset(
-                node.attr for node in ast.walk(self.outline.module)
+                node.attr for node in walk(self.outline.module)
                 if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del))
                 and dotted(node.value) != "self")
         return found
@@ -183,9 +184,9 @@ def _bindings(function: ast.AST) -> Tuple[Dict[str, List], Dict[str, List], bool
                 bind("self." + name.value, node.args[2])
             else:
                 computed = True
-    for nested in ast.walk(function):
+    for nested in walk(function):
         if nested is not function and isinstance(nested, (*FUNCTION_DEFINITIONS, ast.Lambda, ast.ClassDef)):
-            for node in ast.walk(nested):  # a closure that stores into `self`
+            for node in walk(nested):  # a closure that stores into `self`
                 if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and dotted(node.value) == "self":
                     bind("self." + node.attr, _UNKNOWN)
     return local, attributes, computed

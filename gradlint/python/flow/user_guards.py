@@ -20,6 +20,7 @@ import ast
 from dataclasses import replace
 from typing import Dict, Iterator, List, Optional
 
+from gradlint.python.ast_walk import walk
 from gradlint.python.flow.chosen_guards import chosen_guard_items
 from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, qualified_name
@@ -131,7 +132,7 @@ def _mode_from_callers(outline: Outline, expression: ast.AST, function: ast.AST)
     params = [argument.arg for argument in (*function.args.posonlyargs, *function.args.args)]
     defaults = dict(zip(reversed(params), reversed(function.args.defaults)))
     calls = outline.calls_named(function.name)
-    if not calls or not any(isinstance(node, ast.Name) and node.id in params for node in ast.walk(expression)):
+    if not calls or not any(isinstance(node, ast.Name) and node.id in params for node in walk(expression)):
         return False
     for call in calls:
         if any(isinstance(argument, ast.Starred) for argument in call.args) or any(
