@@ -30,13 +30,14 @@ class UntrackedSources:
 
     def __init__(self, flow) -> None:
         self.flow = flow
-        bringing = [function for function, summary in flow.summaries.items()
-                    if summary.returns is not None or summary.returns_shape is not None or summary.stores or summary.converts]
+        bringing = [function for function, summary in flow.summaries.items() if _brings(summary)]
         self._returning: FrozenSet[str] = frozenset(function.name for function in bringing)
         self._bringing = frozenset(id(function) for function in bringing)
         self._holding: FrozenSet[str] = frozenset(
             name for pool in (flow.attribute_taints, flow.called_attributes) for name, state in pool.items() if state)
-        self._any_call = "forward" in self._returning  # `model(x)` may run any module's forward
+        # `model(x)` may run any module's forward, `Fn.apply(x)` an autograd Function's
+        self._forward_returns = "forward" in self._returning
+        self._any_call = self._forward_returns and bool(flow.module_classes)
         self._classes_returning = "__init__" in self._returning  # `Cls(...)` runs `__init__`
         # no call can bring anything (the first pass: no summary yet): the calls need not be read
         self._calls_matter = bool(self._returning or self._holding) or flow.imported is not None
@@ -67,7 +68,8 @@ class UntrackedSources:
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
         if name is None:
             return False  # `fns[0](x)`: the flow follows no such call
-        if self._any_call or name in self._returning or (self._classes_returning and name in self.flow.classes):
+        if self._any_call or name in self._returning or (self._classes_returning and name in self.flow.classes) or (
+                self._forward_returns and name == "apply"):
             callee = self.flow.callee(call, klass, function)
             if callee is not None and id(callee) in self._bringing:
                 return True
@@ -76,3 +78,11 @@ class UntrackedSources:
             if imported is not None and imported.returns is not None:
                 return True
         return bool(self._holding) and class_of_value(self.flow, call) in self._holding
+
+
+def _brings(summary) -> bool:
+    """Whether a call of the function can give a caller that holds nothing tracked a tracked
+    value: what it returns or stores, a position of what it returns that it makes itself (a
+    position that is a parameter passed back is the caller's own argument), a conversion."""
+    return (summary.returns is not None or summary.stores or summary.converts
+            or any(part is not None and part.param is None for part in summary.returns_shape or ()))
