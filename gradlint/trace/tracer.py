@@ -22,6 +22,7 @@ from gradlint.trace.origins import Origin, OriginTable, Region, RegionStacks
 _Tensor = torch.Tensor
 _is_inference_mode_enabled = torch.is_inference_mode_enabled
 _SET_DATA = torch._C.TensorBase.data.__set__  # `tensor.data = value`, as the mode sees it
+_QUOTABLE_KEPT = 8  # errors the mode noted that a later error may quote
 _CHAIN_LIMIT = 8  # frames kept between a region's frame and the origin
 _LEARNING_CALLS = 8  # calls of a function checked for returning views of its arguments
 _ORIGIN_CACHE = 4096
@@ -72,6 +73,9 @@ class Tracer:
         self._thread_hook = None
         self._alias_checks: Dict[object, int] = {}  # function -> calls checked; -1: views
         self._same_frame_origins: Dict[tuple, Origin] = {}
+        # the last errors the mode noted with an origin, for an error torch raises quoting one
+        # of them after catching it (`load_state_dict` gathers its copies' errors into its own)
+        self._quotable: List[Tuple[str, Origin, bool]] = []
 
     # --- starting and stopping ------------------------------------------------------------
 
@@ -288,7 +292,19 @@ class Tracer:
         with torch._C.DisableTorchFunction():
             tensor, origin = self._first_with_origin(kind, candidates)
             is_parameter = isinstance(tensor, torch.nn.Parameter)
+        if origin is not None and seen_by == "mode":
+            self._quotable = [*self._quotable[-(_QUOTABLE_KEPT - 1):], (_first_line(error), origin, is_parameter)]
+        elif origin is None and seen_by == "exit":
+            origin, is_parameter = self._quoted_origin(error, is_parameter)
         self._annotate_with(error, kind, origin, is_parameter, raised_chain, seen_by)
+
+    def _quoted_origin(self, error: BaseException, is_parameter: bool) -> Tuple[Optional[Origin], bool]:
+        """The origin of the latest error the mode noted that `error`'s message quotes."""
+        message = str(error)
+        for quoted, origin, quoted_is_parameter in reversed(self._quotable):
+            if quoted and quoted in message:
+                return origin, quoted_is_parameter
+        return None, is_parameter
 
     def _annotate_with(self, error, kind: ErrorKind, origin: Optional[Origin], is_parameter: bool,
                        raised_chain, seen_by: str) -> None:
@@ -372,6 +388,11 @@ def _region_entered(manager, frame) -> Optional[Region]:
     if user is not None:
         return Region(user.f_code, user.f_lineno, decorated=False)
     return None
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).splitlines()
+    return lines[0] if lines else ""
 
 
 def _exception_chain(error: BaseException) -> Iterator[BaseException]:
