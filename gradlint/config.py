@@ -58,8 +58,6 @@ CONFIG_FILE_NAMES = (".gradlint.toml", "gradlint.toml", "pyproject.toml")
 
 
 class FileConfig(FrozenRecord):
-    _fields = ("path", "values", "selection_layers")
-
     def __init__(self, path: Optional[str],  # None when no configuration file was found
                  values: Dict[str, Any],  # merged over what `extend` inherits
                  # The (select, extend-select, ignore) of each file, the inherited ones first.

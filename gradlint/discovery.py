@@ -23,8 +23,6 @@ class DiscoveryError(Exception):
 
 
 class Discovered(Record):
-    _fields = ("files", "skipped")
-
     def __init__(self, files: Optional[List[str]] = None,
                  # (path, reason) for what was named or met but cannot be checked.
                  skipped: Optional[List[Tuple[str, str]]] = None) -> None:

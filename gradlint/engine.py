@@ -25,9 +25,6 @@ MAX_FIX_PASSES = 10
 
 
 class FileReport(Record):
-    _fields = ("path", "findings", "error", "notes", "applied_fixes", "original", "fixed", "diff_texts",
-               "exports", "imports", "project", "digest")
-
     def __init__(self, path: str, findings: Optional[List[Finding]] = None,
                  # A file that could not be read or written: shown on stderr, exit 2.
                  error: Optional[str] = None,
@@ -55,16 +52,12 @@ class _Selection(FrozenRecord):
     """The enabled rules of one language with their prefilters, and the strings one of
     which a file must hold for any of them to run (None: some rule runs on any text)."""
 
-    _fields = ("rules", "gate")
-
     def __init__(self, rules: Tuple[Tuple[CatalogedRule, Tuple["re.Pattern[str]", ...]], ...],
                  gate: Optional[Tuple[str, ...]]) -> None:
         self._set(rules=rules, gate=gate)
 
 
 class FixOutcome(Record):
-    _fields = ("text", "findings", "applied", "notes", "exports")
-
     def __init__(self, text: str, findings: List[Finding], applied: List[Finding], notes: List[str],
                  exports: object = None) -> None:  # of the text as fixed (`Linter.check_module`)
         self._set(text=text, findings=findings, applied=applied, notes=notes, exports=exports)

@@ -22,9 +22,6 @@ CACHE_DIR_VARIABLE = "GRADLINT_CACHE_DIR"
 class CommandLine(FrozenRecord):
     """What the command line says over every configuration file (None: the file decides)."""
 
-    _fields = ("select", "extend_select", "ignore", "exclude", "extend_exclude", "respect_gitignore",
-               "unsafe_fixes", "config_path", "isolated")
-
     def __init__(self, select: Optional[Tuple[str, ...]] = None, extend_select: Tuple[str, ...] = (),
                  ignore: Tuple[str, ...] = (), exclude: Optional[Tuple[str, ...]] = None,
                  extend_exclude: Tuple[str, ...] = (), respect_gitignore: Optional[bool] = None,

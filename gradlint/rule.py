@@ -37,8 +37,6 @@ _SECTION = r"(?m)^## (.+)$"
 
 
 class RuleDocs(FrozenRecord):
-    _fields = ("summary", "sections")
-
     def __init__(self, summary: str, sections: Tuple[Tuple[str, str], ...]) -> None:
         self._set(summary=summary, sections=sections)
 

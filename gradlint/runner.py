@@ -51,9 +51,8 @@ def default_jobs() -> int:
 # -- one file ---------------------------------------------------------------------------------
 
 class _Job(Record):
-    """What every worker needs; inherited by forked workers, pickled for spawned ones."""
-
-    _fields = ("settings", "verbose", "mode", "write", "cache_dir", "looks_up")  # and what it opens as it goes
+    """What every worker needs; inherited by forked workers, pickled for spawned ones. Its
+    fields are its parameters; what it opens as it goes is not one."""
 
     def __init__(self, settings: object,  # a Settings, or a SettingsResolver: `for_path(path)` gives a file's settings
                  verbose: bool, mode: str,  # "check" or "fix"
@@ -198,8 +197,6 @@ class _Job(Record):
 # -- many files -------------------------------------------------------------------------------
 
 class RunOutcome(Record):
-    _fields = ("reports", "file_count", "cache_error")
-
     # Only the reports worth showing (findings, errors, notes, changes), in input order;
     # clean files are only counted, so memory does not grow with the number of files.
     def __init__(self, reports: List[FileReport], file_count: int, cache_error: Optional[str] = None) -> None:

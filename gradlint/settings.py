@@ -69,9 +69,6 @@ DEFAULT_EXCLUDES = (
 
 
 class Settings(FrozenRecord):
-    _fields = ("enabled", "exclude", "extend_exclude", "per_file_ignores", "unsafe_fixes", "root",
-               "respect_gitignore", "config_path")
-
     def __init__(self, enabled: FrozenSet[str], exclude: Tuple[str, ...] = DEFAULT_EXCLUDES,
                  extend_exclude: Tuple[str, ...] = (),
                  # (glob, codes) pairs; globs match paths relative to `root`, or bare file names.

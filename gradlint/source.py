@@ -30,8 +30,6 @@ class SourceError(Exception):
 
 
 class DecodedSource(FrozenRecord):
-    _fields = ("text", "encoding", "bom", "raw")
-
     def __init__(self, text: str, encoding: str, bom: bool, raw: bytes) -> None:
         self._set(text=text, encoding=encoding,  # the codec, without "-sig"
                   bom=bom, raw=raw)

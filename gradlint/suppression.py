@@ -58,8 +58,6 @@ class Comment(Record):
     """One suppression comment: where it is, the codes it names (None: every code), and
     which of them suppressed a finding."""
 
-    _fields = ("start", "end", "line", "codes", "file_wide", "block", "used")
-
     def __init__(self, start: int, end: int,  # the comment's offsets in the text
                  line: int,
                  codes: Optional[Tuple[Tuple[str, int, int], ...]],  # (code as written, start, end)

@@ -15,15 +15,11 @@ from gradlint.source import DecodedSource
 
 
 class Point(FrozenRecord):
-    _fields = ("x", "y")
-
     def __init__(self, x: int, y: Optional[int] = None) -> None:
         self._set(x=x, y=y)
 
 
 class Box(Record):
-    _fields = ("items",)
-
     def __init__(self, items: list) -> None:
         self._set(items=items)
 
@@ -119,3 +115,18 @@ def test_the_diagnostics_pickle_as_themselves():
     finding = Finding("a.py", "GL402", "guard-missing-parens", "m", Severity.ERROR, Position(1, 2), Position(1, 3), 1, 2)
     again = pickle.loads(pickle.dumps(finding))
     assert again == finding and type(again) is Finding and type(again.start) is Position
+
+
+def test_the_fields_are_the_parameters_of_init_in_order_keyword_only_ones_included():
+    class Labelled(Point):
+        def __init__(self, x: int, y: Optional[int] = None, *, label: str = "") -> None:
+            scratch = label.upper()  # a local of __init__ is not a field, nor what else it sets
+            self._set(x=x, y=y, label=label, shown=scratch)
+
+    class Unchanged(Point):
+        pass
+
+    assert Point._fields == ("x", "y") and Labelled._fields == ("x", "y", "label")
+    assert Unchanged._fields == ("x", "y")
+    assert Labelled(1, label="a") != Labelled(1, label="b") and Labelled(1, label="a").shown == "A"
+    assert repr(Labelled(1, 2, label="a")) == "test_the_fields_are_the_parameters_of_init_in_order_keyword_only_ones_included.<locals>.Labelled(x=1, y=2, label='a')"

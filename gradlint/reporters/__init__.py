@@ -14,8 +14,6 @@ from gradlint.record import Record
 
 
 class RunResult(Record):
-    _fields = ("reports", "mode", "unsafe_fixes", "from_stdin")
-
     def __init__(self, reports: list,  # of gradlint.engine.FileReport, in a deterministic order
                  mode: str = "check",  # or "fix"
                  unsafe_fixes: bool = False,
@@ -32,8 +30,6 @@ class RunResult(Record):
 
 
 class ReporterOptions(Record):
-    _fields = ("color", "show_source", "show_fixes", "sources")
-
     def __init__(self, color: bool = False, show_source: bool = False, show_fixes: bool = False,
                  # Source text by path, for formats that quote lines (filled only when asked for).
                  sources: Optional[Dict[str, str]] = None) -> None:
