@@ -5,12 +5,17 @@ milliseconds a file, and asking them about every path costs more than the rest o
 yet most paths match no pattern at all, which the patterns' text shows: a literal name, a
 suffix (`*.so`), a first folder (`docs/_build/`). Each .gitignore is screened from its text
 first (`_Screen`: a looser condition than its patterns, never a stricter one), and pathspec is
-imported, and the file's patterns compiled, only when some path passes the screen.
+imported, and the file's patterns compiled, only when some path passes the screen. The
+forms .gitignore files are made of (globs of `*`, `?` and plain brackets, `**` folders,
+anchors, negations, trailing slashes) are decided here as pathspec decides them (`_Exact`):
+pathspec is imported only for a file holding another form (an escape, a space at an end).
 """
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 
@@ -153,14 +158,206 @@ class _Screen:
         return False
 
 
+# -- pathspec's decision for the usual forms ------------------------------------------------
+
+# A bracket expression of letters, digits, `_`, `.` and ranges within one of those kinds
+# (`[cod]`, `[1-9]`, `[!m]`): pathspec hands it to the regex as written, and it holds no `/`.
+_PLAIN_BRACKET = re.compile(r"\[([!^]?)((?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|[A-Za-z0-9_.])+)\]")
+
+
+def _component_regex(glob: str) -> Optional[Tuple[str, bool]]:
+    """(pathspec's regex of one component's glob, whether it holds a negated bracket, which
+    matches a `/` too); None for a form not read here (an escape, another bracket)."""
+    if glob == "*":
+        return "[^/]+", False  # a whole component: pathspec wants one character at least
+    if "**" in glob:
+        return None
+    parts, negated, at = [], False, 0
+    while at < len(glob):
+        char = glob[at]
+        if char == "[":
+            bracket = _PLAIN_BRACKET.match(glob, at)
+            if bracket is None:
+                return None
+            negated = negated or bool(bracket.group(1))
+            parts.append("[" + ("^" if bracket.group(1) else "") + bracket.group(2) + "]")
+            at = bracket.end()
+            continue
+        parts.append("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char))
+        at += 1
+    return "".join(parts), negated
+
+
+class _ExactPattern(NamedTuple):
+    include: bool  # False for a negation
+    segments: Tuple[str, ...]  # each component's regex (`_component_regex`), or "**"
+    globs: Tuple[str, ...]  # the globs as written ("**" kept)
+    is_dir: bool  # written with a trailing slash
+    crosses: bool  # a negated bracket: matched on the whole path (it may match a `/`)
+
+
+def _exact_pattern(line: str):
+    """The line as pathspec reads it (its normalization of segments); () for a line that
+    is no pattern; None for a form not read here."""
+    if "\\" in line:
+        return None
+    line = line.rstrip()
+    if not line or line.startswith("#") or line == "/":
+        return ()
+    include = not line.startswith("!")
+    globs = (line if include else line[1:]).split("/")
+    is_dir = not globs[-1]
+    if not globs[0]:
+        del globs[0]  # anchored at the .gitignore's folder
+    elif len(globs) == 1 or (len(globs) == 2 and not globs[1]):
+        if globs[0] != "**":
+            globs.insert(0, "**")  # one component: at any depth
+    if not globs:
+        return None
+    if not globs[-1]:
+        globs[-1] = "**"  # a folder: everything under it
+    globs = [glob for at, glob in enumerate(globs) if not (glob == "**" and at and globs[at - 1] == "**")]
+    if globs in (["**"], ["**", "*"], ["**", "*", "**"]) or "" in globs:
+        return None  # pathspec's special cases (every path, every folder), and `a//b`
+    translated = [("**", False) if glob == "**" else _component_regex(glob) for glob in globs]
+    if None in translated:
+        return None
+    return _ExactPattern(include, tuple(regex for regex, _ in translated), tuple(globs), is_dir,
+                         any(negated for _, negated in translated))
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(regex: str) -> "re.Pattern[str]":
+    return re.compile(regex)
+
+
+def _component_matcher(glob: str, regex: str):
+    """Whether a component matches `glob`: string tests for globs of only `*`, the regex
+    (compiled once) for the others."""
+    if glob == "*":
+        return bool
+    if not any(char in glob for char in "*?["):
+        return glob.__eq__
+    if "?" in glob or "[" in glob:
+        return _compiled(regex).fullmatch
+    pieces = glob.split("*")
+    first, last, middle = pieces[0], pieces[-1], pieces[1:-1]
+
+    def matches(name: str) -> bool:
+        if len(name) < len(first) + len(last) or not name.startswith(first) or not name.endswith(last):
+            return False
+        at, stop = len(first), len(name) - len(last)
+        for piece in middle:
+            at = name.find(piece, at, stop)
+            if at < 0:
+                return False
+            at += len(piece)
+        return True
+
+    return matches
+
+
+def _whole_path_regex(pattern: _ExactPattern) -> str:
+    """pathspec's regex of the whole pattern, `d` the group of its directory mark."""
+    parts, need_slash, end = [], False, len(pattern.segments) - 1
+    for at, segment in enumerate(pattern.segments):
+        if segment == "**":
+            if at == 0:
+                parts.append("^(?:.+/)?")
+            elif at < end:
+                parts.append("(?:/.+)?")
+                need_slash = True
+            else:
+                parts.append("(?P<d>/)" if pattern.is_dir else "/")
+            continue
+        parts.append(("^" if at == 0 else "") + ("/" if need_slash else "") + segment)
+        if at == end:
+            parts.append("(?:(?P<d>/)|$)")
+        need_slash = True
+    return "".join(parts)
+
+
+class _Exact:
+    """What pathspec's GitIgnoreSpec says of a path, for a file of the usual forms: the last
+    pattern that matches the path itself decides; else the last that matches a folder
+    above it (a pattern's directory mark); else nothing does. Each pattern is matched
+    component by component, in the order its regex would try (so it finds the match the
+    regex finds first, and that match's mark)."""
+
+    def __init__(self, patterns: List[_ExactPattern]) -> None:
+        self.patterns = patterns[::-1]  # the last first
+        self._matchers: Dict[Tuple[str, str], object] = {}
+
+    def decide(self, components: List[str]) -> Optional[bool]:
+        """`components`: the path relative to the .gitignore's folder, split at `/` (a
+        folder's ends with an empty one); True: ignored, False: re-included, None: no
+        pattern matches."""
+        above = None
+        for pattern in self.patterns:
+            mark = self._match(pattern, components)
+            if mark is None:
+                continue
+            if not mark:
+                return pattern.include
+            if above is None:
+                above = pattern.include
+        return above
+
+    def _matcher(self, glob: str, regex: str):
+        matcher = self._matchers.get((glob, regex))
+        if matcher is None:
+            matcher = self._matchers[(glob, regex)] = _component_matcher(glob, regex)
+        return matcher
+
+    def _match(self, pattern: _ExactPattern, components: List[str]) -> Optional[bool]:
+        """None: no match; else whether the match ends before a `/` (the directory mark)."""
+        if pattern.crosses:
+            found = _compiled(_whole_path_regex(pattern)).match("/".join(components))
+            return None if found is None else bool(found.groupdict().get("d"))
+        segments, globs, count = pattern.segments, pattern.globs, len(components)
+        last = len(segments) - 1
+
+        def from_(index: int, position: int) -> Optional[bool]:
+            # segments[index:] against components[position:], the `/` before it consumed
+            segment = segments[index]
+            if segment == "**":
+                if index == last:  # a `/` must follow what matched
+                    return pattern.is_dir if position < count else None
+                # `(?:.+/)?` first, `(?:/.+)?` inside: the most components first, then none
+                for after in range(count - 1, position, -1):
+                    found = from_(index + 1, after)
+                    if found is not None:
+                        return found
+                return from_(index + 1, position)
+            if position >= count or not self._matcher(globs[index], segment)(components[position]):
+                return None
+            if index == last:
+                return position + 1 < count
+            return from_(index + 1, position + 1)
+
+        return from_(0, 0)
+
+
 class _IgnoreFile:
-    """One .gitignore: its screen, and pathspec's spec built when first needed."""
+    """One .gitignore: its screen, and what decides for the paths that pass it: `_Exact`,
+    or pathspec's spec (built when first needed) for a file holding a form `_Exact` does
+    not read."""
 
     def __init__(self, lines: List[str]) -> None:
         self.lines = lines
         self.screen = _Screen(lines)
+        patterns = [_exact_pattern(line) for line in lines]
+        self.exact = None if None in patterns else _Exact([pattern for pattern in patterns if pattern])
         self._spec = None
         self._built = False
+
+    def decide(self, prefix: str, name: str, is_dir: bool) -> Optional[bool]:
+        """Whether the entry `name` of the folder `prefix` (relative to this file's folder)
+        is ignored (True), re-included (False), or neither (None)."""
+        if self.exact is not None:
+            return self.exact.decide(prefix.split("/")[:-1] + [name] + ([""] if is_dir else []))
+        spec = self.spec()
+        return None if spec is None else spec.check_file(prefix + name + ("/" if is_dir else "")).include
 
     def spec(self):
         """pathspec's spec of the file; None when it does not parse (the file is then passed over)."""
@@ -219,8 +416,9 @@ class GitIgnore:
             for outer in self._chain(absolute):
                 ignore_file = self._file(outer)
                 if ignore_file is not None:
-                    relative = os.path.relpath(absolute, outer).replace(os.sep, "/")
-                    prefix = "" if relative == "." else relative + "/"
+                    # `outer` is `absolute` or a folder above it (the chain): no relpath
+                    relative = absolute[len(outer):].lstrip(os.sep).replace(os.sep, "/")
+                    prefix = relative + "/" if relative else ""
                     found.append((prefix, ignore_file, ignore_file.screen.state(prefix)))
             self._above[folder] = found
         return found
@@ -236,10 +434,7 @@ class GitIgnore:
         for prefix, ignore_file, state in self._files_above(folder):
             if not ignore_file.screen.may_match(state, name):
                 continue  # no pattern can match: most paths
-            spec = ignore_file.spec()
-            if spec is None:
-                continue
-            result = spec.check_file(prefix + name + ("/" if is_dir else ""))
-            if result.include is not None:
-                ignored = result.include
+            decided = ignore_file.decide(prefix, name, is_dir)
+            if decided is not None:
+                ignored = decided
         return ignored
