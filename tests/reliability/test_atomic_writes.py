@@ -43,40 +43,60 @@ def _read_tree(root):
     return {int(path.stem.split("_")[1]): path.read_bytes() for path in root.glob("module_*.py")}
 
 
+def _fixed_count(root, new) -> int:
+    """How many files hold their fixed bytes now (each read whole: old, new, or torn)."""
+    return sum(path.read_bytes() == new[index] for index, path in
+               ((int(path.stem.split("_")[1]), path) for path in root.glob("module_*.py")))
+
+
 def test_killed_fix_leaves_every_file_old_or_new(tmp_path):
+    """Each run is killed once a chosen number of files have been replaced, so the kill
+    lands inside the fixing whatever the machine's speed: meanwhile the test holds the
+    lock a run takes on a file it replaces (`source._exclusive_lock`) of the last file, so
+    the run cannot finish before the kill (it would wait there, that file's temporary
+    written), and the others are still being written as the kill comes."""
+    import fcntl
+
     old = {index: _module(index) for index in range(TREE_SIZE)}
     new = {index: _fixed(data) for index, data in old.items()}
     root = tmp_path / "tree"
     root.mkdir()
 
     _write_tree(root, old)
-    started = time.monotonic()
     process = gradlint_process(root, ["fix", "--no-cache", "--jobs", "1", "."])
     process.communicate(timeout=120)
-    full_run = time.monotonic() - started
     assert process.returncode == 0
     assert _read_tree(root) == new, "an uninterrupted run fixes everything"
 
     rng = random.Random(8)
-    mixed_runs = 0
     runs = 12
     for run in range(runs):
         _write_tree(root, old)
-        jobs = "1" if run % 2 == 0 else "2"
-        process = gradlint_process(root, ["fix", "--no-cache", "--jobs", jobs, "."], start_new_session=True)
-        time.sleep(rng.uniform(0.2, 1.0) * full_run)
-        os.killpg(process.pid, signal.SIGKILL)  # the pool's workers too
-        process.communicate()
+        held = TREE_SIZE - 1  # the last one a run replaces (files go in name order)
+        # after this many files are replaced (every file but the held one is, in time)
+        kill_after = rng.randint(1, TREE_SIZE - 1)
+        lock = os.open(root / f"module_{held:03d}.py", os.O_RDONLY)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            jobs = "1" if run % 2 == 0 else "2"
+            process = gradlint_process(root, ["fix", "--no-cache", "--jobs", jobs, "."], start_new_session=True)
+            give_up = time.monotonic() + 600  # only a run stuck elsewhere than the held file reaches it
+            while _fixed_count(root, new) < kill_after:
+                assert process.poll() is None, process.communicate()
+                assert time.monotonic() < give_up, "the run stopped writing before the held file"
+                time.sleep(0.002)
+            os.killpg(process.pid, signal.SIGKILL)  # the pool's workers too
+            process.communicate()
+        finally:
+            os.close(lock)
         after = _read_tree(root)
         assert set(after) == set(old)
         for index, data in after.items():
             assert data in (old[index], new[index]), f"run {run}: module_{index:03d}.py is torn"
-        fixed = sum(after[index] == new[index] for index in after)
-        mixed_runs += 0 < fixed < len(after)
+        assert after[held] == old[held]
+        assert sum(after[index] == new[index] for index in after) >= kill_after
         for leftover in root.iterdir():  # a kill may leave a temporary file, never a source
             assert leftover.name.startswith(("module_", ".gradlint-")), leftover.name
-    # The kills landed inside the fixing, not only before or after it.
-    assert mixed_runs >= 3, f"only {mixed_runs} of {runs} kills interrupted the fixing"
 
 
 def test_two_concurrent_fix_runs_leave_every_file_valid_and_fixed(tmp_path):
