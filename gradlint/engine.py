@@ -111,11 +111,17 @@ class Linter:
         None for most files). With `project`, the rules that follow imports
         (`Rule.follows_imports`) run on a file that imports an exporting module whatever its
         text says."""
+        made: List[object] = []  # the outline and model of the file, released once it is checked
         with collections_held():
-            return self._check_module(text, path, language, enabled, decode_error, project)
+            try:
+                return self._check_module(text, path, language, enabled, decode_error, project, made)
+            finally:
+                while made:  # (each freed here, while the collector is held)
+                    language.release(made.pop())
 
     def _check_module(self, text: str, path: str, language: Language, enabled: Optional[frozenset],
-                      decode_error: Optional[UndecodableSource], project) -> Tuple[List[Finding], object]:
+                      decode_error: Optional[UndecodableSource], project,
+                      made: List[object]) -> Tuple[List[Finding], object]:
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
         selection = self._selection(language.name, enabled)
         # GL003 judges the suppression comments once every other rule has reported.
@@ -135,6 +141,7 @@ class Linter:
         outline = None
         if (active or following) and decode_error is None:
             active, outline = self._screened(active, text, language, following, path, project)
+            made.append(outline)
         if not active:
             # the screens' outline (None when CPython cannot parse the text, then every
             # rule is still active) or no selected rule's prefilters matched; what the
@@ -155,6 +162,7 @@ class Linter:
                 parsed = language.outline_model(path, text, outline)
             if parsed is None:
                 parsed = language.parse(path, text, focus, outline)
+                made.append(parsed)
         except FrontEndSyntaxError as error:
             return self._stamp(self._syntax_errors([error], text, language, enabled), text, path, language,
                                audit), None

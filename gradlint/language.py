@@ -76,6 +76,11 @@ class Language:
         its outline; None: nothing."""
         return None
 
+    def release(self, model) -> None:
+        """Called once the engine is done with a file's outline or parsed model (`parse`): a
+        front end whose models hold reference cycles breaks them here, so that a file's trees
+        are freed at once rather than by the cycle collector walking them. Nothing by default."""
+
     def expected_errors(self, parsed) -> Sequence:
         """The regions of the parsed file that expect an exception (objects with `start`,
         `end` offsets and the `exceptions` they catch, by name): where a rule's claimed

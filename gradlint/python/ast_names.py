@@ -3,9 +3,10 @@ this tree), for rules that check on the outline: `Outline.resolved_name(node)`."
 from __future__ import annotations
 
 import ast
+import bisect
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
-from gradlint.python.ast_walk import child_nodes
+from gradlint.python.ast_walk import child_nodes, field_values
 from gradlint.python.imports import import_bindings
 from gradlint.python.scoped_names import CLASS, COMPREHENSION, FUNCTION, ScopedNames, Syntax
 
@@ -127,11 +128,14 @@ def _rank(node) -> Optional[int]:
 class Parents:
     """A node's parent, found by walking down from the module to it through the children
     whose source range holds it (and those without a range, such as a call's keywords), so
-    a lookup reads one path, not the whole tree. Every node on a path is remembered."""
+    a lookup reads one path, not the whole tree. Every node on a path is remembered, and of
+    a long block only the statements that can hold the node are read (a block's statements
+    follow each other: bisected by where they start)."""
 
     def __init__(self, module: ast.Module) -> None:
         self.module = module
         self._parents: Dict[int, ast.AST] = {}
+        self._starts: Dict[int, Tuple[List[ast.stmt], List[Tuple[int, int]]]] = {}  # id of a block -> starts
 
     def __call__(self, node: ast.AST) -> Optional[ast.AST]:
         if node is self.module:
@@ -147,16 +151,47 @@ class Parents:
         stack = [self.module]
         while stack:
             node = stack.pop()
-            for child in child_nodes(node):
-                self._parents[id(child)] = node
-                if child is target:
-                    return
-                line = getattr(child, "lineno", None)
-                if line is None or ((line, child.col_offset) <= start
-                                    and end <= (child.end_lineno, child.end_col_offset)):
-                    stack.append(child)
+            for value in field_values(node):
+                if type(value) is list:
+                    children = self._holding(value, start) if len(value) > _BISECTED_BLOCK and \
+                        isinstance(value[0], ast.stmt) else value
+                elif isinstance(value, ast.AST):
+                    children = (value,)
+                else:
+                    continue
+                for child in children:
+                    if not isinstance(child, ast.AST):
+                        continue
+                    self._parents[id(child)] = node
+                    if child is target:
+                        return
+                    line = getattr(child, "lineno", None)
+                    if line is None or ((line, child.col_offset) <= start
+                                        and end <= (child.end_lineno, child.end_col_offset)):
+                        stack.append(child)
+
+    def _holding(self, block: List[ast.stmt], start: Tuple[int, int]) -> List[ast.stmt]:
+        """The statements of `block` that may hold a node starting at `start`: the last one
+        starting there or before, and those before it that end after `start`."""
+        kept = self._starts.get(id(block))
+        if kept is None:  # (the block is kept with its starts: its id stays its own)
+            kept = self._starts[id(block)] = (block, [(statement.lineno, statement.col_offset) for statement in block])
+        index = bisect.bisect_right(kept[1], start) - 1
+        found = []
+        while index >= 0:
+            statement = block[index]
+            found.append(statement)
+            if (statement.end_lineno, statement.end_col_offset) < start:
+                break
+            index -= 1
+        return found
 
 
-def scoped_names(module: ast.Module, parents: Optional[Callable[[ast.AST], Optional[ast.AST]]] = None) -> ScopedNames:
-    """The module's names by scope (`parents`: the module's `Parents`, shared with the outline)."""
-    return ScopedNames(_SYNTAX, module, parents or Parents(module), _rank, child_nodes)
+_BISECTED_BLOCK = 16  # statements: a shorter block is read whole
+
+
+def scoped_names(module: ast.Module, parents: Optional[Callable[[ast.AST], Optional[ast.AST]]] = None,
+                 may_bind: Optional[Callable[[ast.AST, str, ast.AST], bool]] = None) -> ScopedNames:
+    """The module's names by scope (`parents`: the module's `Parents`, shared with the outline;
+    `may_bind`: `ScopedNames`')."""
+    return ScopedNames(_SYNTAX, module, parents or Parents(module), _rank, child_nodes, may_bind)

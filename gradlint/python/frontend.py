@@ -223,6 +223,13 @@ class PythonLanguage(Language):
 
         return module_summary(outline, path)  # data: it crosses processes and the cache
 
+    def release(self, model) -> None:
+        """The outline (`Outline.release`), the screens' or the one a parsed file made."""
+        outline = model.__dict__.get("outline") if isinstance(model, PythonFile) else model
+        release = getattr(outline, "release", None)
+        if release is not None:
+            release()
+
     def expected_errors(self, parsed):
         """`with pytest.raises(E)`, `with self.assertRaises(E)` and the like
         (`gradlint.python.expected_errors`), read from the parsed file's `ast` outline."""

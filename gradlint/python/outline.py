@@ -13,6 +13,7 @@ meanings resolves to both, so a screen never misses what the libcst check would 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import warnings
 from dataclasses import dataclass
@@ -96,6 +97,19 @@ class Outline:
     def _lines(self) -> LineIndex:
         return LineIndex(self.text)
 
+    def release(self) -> None:
+        """Drop what the outline keeps beside its tree and text (the answers to the questions
+        asked of it, the flow), some of which refer back to it: once the engine is done with
+        the file, its tree is freed as its last reference goes, not by the cycle collector
+        walking each node (a tenth of a large module's check). Asked again, each is made anew."""
+        kept = self.__dict__
+        flow = kept.get("_inference_flow")
+        module, text = self.module, self.text
+        kept.clear()
+        self.module, self.text = module, text
+        if flow is not None:
+            flow.release()
+
     def offset(self, line: int, column_bytes: int) -> int:
         """The character offset of an `ast` position (1-based line, UTF-8 byte column)."""
         start = self._lines.offset(line, 1)
@@ -147,7 +161,11 @@ class Outline:
     def _scoped_names(self):
         from gradlint.python.ast_names import scoped_names
 
-        return scoped_names(self.module, self.parent)
+        return scoped_names(self.module, self.parent, self._words.written_in)
+
+    @cached_property
+    def _words(self) -> "WrittenWords":
+        return WrittenWords(self.text, self._lines)
 
     @cached_property
     def parent(self) -> Callable[[ast.AST], Optional[ast.AST]]:
@@ -199,19 +217,25 @@ class Outline:
         by_type: Dict[type, List[Tuple[ast.stmt, Optional[FunctionDefinition]]]] = {}
         # Iterative: blocks nest at most 100 deep, but a long `elif` chain nests deeper.
         stack: List[Tuple[List[ast.AST], Optional[FunctionDefinition]]] = [(self.module.body, None)]
+        fields_of = _BLOCKS_OF
         while stack:
             statements, function = stack.pop()
             for statement in statements:
+                statement_type = type(statement)
                 if isinstance(statement, ast.stmt):
-                    found = by_type.get(type(statement))
+                    found = by_type.get(statement_type)
                     if found is None:
-                        found = by_type[type(statement)] = []
+                        found = by_type[statement_type] = []
                     found.append((statement, function))
-                    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    if statement_type is ast.FunctionDef or statement_type is ast.AsyncFunctionDef:
                         stack.append((statement.body, statement))
                         continue
-                for field in _BLOCK_FIELDS:
-                    block = getattr(statement, field, None)
+                fields = fields_of.get(statement_type)
+                if fields is None:
+                    fields = fields_of[statement_type] = tuple(
+                        name for name in _BLOCK_FIELDS if name in statement_type._fields)
+                for field in fields:
+                    block = getattr(statement, field)
                     if block:
                         stack.append((block, function))
         return by_type
@@ -288,6 +312,19 @@ class Outline:
         """`nodes_in(scope.body)`."""
         return self.scope_walk(scope).nodes
 
+    def scope_statements(self, scope: Union[ast.Module, FunctionDefinition]) -> List[ast.stmt]:
+        """The statements among `scope_nodes(scope)`, in that order, found without walking
+        expressions (most of a scope's nodes): what questions about assignments and returns
+        read, in scopes the flow need not walk whole."""
+        found = self._scope_statements.get(id(scope))
+        if found is None:
+            found = self._scope_statements[id(scope)] = statements_in(scope.body)
+        return found
+
+    @cached_property
+    def _scope_statements(self) -> Dict[int, List[ast.stmt]]:
+        return {}
+
     @cached_property
     def _scope_walks(self) -> Dict[int, ScopeWalk]:
         return {}
@@ -334,14 +371,10 @@ class Outline:
         return list(found.values())
 
     def _word_lines(self, name: str) -> List[int]:
-        text, lines = self.text, set()
-        start = text.find(name)
-        while start >= 0:  # a literal search (fast), each match then checked for a whole word
-            end = start + len(name)
-            if (not start or not _WORD.match(text, start - 1)) and not _WORD.match(text, end):
-                lines.add(self.line_of(start))
-            start = text.find(name, end)
-        return sorted(lines)
+        return sorted({self.line_of(start) for start in self._word_starts(name)})
+
+    def _word_starts(self, name: str) -> List[int]:
+        return self._words.starts(name)
 
     def line_of(self, offset: int) -> int:
         """The 1-based line of a character offset."""
@@ -364,6 +397,65 @@ class Outline:
         for klass, _ in self.statements_of(ast.ClassDef):
             if any(self.qualified_names(base) & bases for base in klass.bases):
                 yield klass
+
+
+class WrittenWords:
+    """Where names are written in a module's text, as whole words (a literal search, each
+    name once): what `Outline.scopes_naming` and the scoped names' shortcut read."""
+
+    def __init__(self, text: str, lines: LineIndex) -> None:
+        self.text = text
+        self.ascii = text.isascii()
+        self._lines = lines
+        self._starts: Dict[str, List[int]] = {}
+
+    def starts(self, name: str) -> List[int]:
+        """Where `name` is written as a whole word, in order."""
+        found = self._starts.get(name)
+        if found is None:
+            found = self._starts[name] = []
+            text = self.text
+            start = text.find(name)
+            while start >= 0:  # each match then checked for a whole word
+                end = start + len(name)
+                if (not start or not _WORD.match(text, start - 1)) and not _WORD.match(text, end):
+                    found.append(start)
+                start = text.find(name, end)
+        return found
+
+    def written_in(self, scope: ast.AST, name: str, read: ast.AST) -> bool:
+        """Whether `scope` (a function, class, lambda or comprehension) may bind or declare
+        `name`, read there at `read` (a name or attribute chain): False when each time the
+        scope writes the name, but where it is read, an attribute follows (`name.x`: a name
+        so written is read, unless imported, and the scope writes no `import`). Always true
+        when the text is not ASCII (Python reads `ｆ` as `f`) (`ScopedNames`' `may_bind`)."""
+        head = read
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if not self.ascii or not isinstance(getattr(head, "ctx", None), ast.Load):
+            return True  # (a name stored to is a binding itself)
+        first, last = self._within(self.starts(name), scope)
+        if last == first:
+            return False
+        read_at, text = self._lines.offset(head.lineno, head.col_offset + 1), self.text
+        for start in self.starts(name)[first:last]:
+            if start == read_at:
+                continue
+            end = start + len(name)
+            while text[end:end + 1] in (" ", "\t"):
+                end += 1
+            if text[end:end + 1] != "." or text[end + 1:end + 2] == ".":
+                return True
+        first, last = self._within(self.starts("import"), scope)
+        return last > first
+
+    def _within(self, starts: List[int], scope: ast.AST) -> Tuple[int, int]:
+        """The slice of `starts` (offsets, in order) on the lines of `scope`."""
+        lines = self._lines
+        first = bisect.bisect_left(starts, lines.offset(scope.lineno, 1))
+        last = bisect.bisect_left(starts, lines.offset(scope.end_lineno + 1, 1)) \
+            if scope.end_lineno < lines.line_count else len(starts)
+        return first, last
 
 
 def _guard(kind: str, qualified: str, called: bool, expression: ast.AST) -> ScreenGuard:
@@ -412,6 +504,35 @@ def nodes_in(statements: List[ast.stmt]) -> Iterator[ast.AST]:
         yield node
         if not isinstance(node, _NESTED_SCOPES):
             add_children(node, stack)
+
+
+def statements_in(statements: List[ast.stmt]) -> List[ast.stmt]:
+    """The statements among `nodes_in(statements)`, in that order: only the fields that hold
+    statements are pushed, in the order of the node's fields, so they pop as there."""
+    found: List[ast.stmt] = []
+    stack: List[ast.AST] = list(reversed(statements))
+    pop, append, extend = stack.pop, found.append, stack.extend
+    while stack:
+        node = pop()
+        if isinstance(node, ast.stmt):  # (an `except` or `case` clause only holds a block)
+            append(node)
+        if isinstance(node, _NESTED_SCOPES):
+            continue
+        fields = _STATEMENT_FIELDS.get(type(node))
+        if fields is None:
+            fields = _statement_fields(type(node))
+        for name in fields:
+            extend(getattr(node, name))
+    return found
+
+
+_STATEMENT_FIELDS: Dict[type, Tuple[str, ...]] = {}  # a node type -> its fields that hold statements
+_BLOCKS_OF: Dict[type, Tuple[str, ...]] = {}  # the same in `_BLOCK_FIELDS` order
+
+
+def _statement_fields(node_type: type) -> Tuple[str, ...]:
+    found = _STATEMENT_FIELDS[node_type] = tuple(name for name in node_type._fields if name in _BLOCK_FIELDS)
+    return found
 
 
 @dataclass(frozen=True)

@@ -84,12 +84,17 @@ class ScopedNames:
     None when unknown) come from the file's walk; `children(node)` gives the code children
     in source order."""
 
-    def __init__(self, syntax: Syntax, module, parent: Callable, order: Callable, children: Callable) -> None:
+    def __init__(self, syntax: Syntax, module, parent: Callable, order: Callable, children: Callable,
+                 may_bind: Optional[Callable[[object, str, object], bool]] = None) -> None:
         self.syntax = syntax
         self.module = module
         self._parent = parent
         self._order = order
         self._children = children
+        # `may_bind(scope, name, node)`: False only where the scope surely neither binds nor
+        # declares `name`, read at `node` (it is not written in it but there): its bindings
+        # need not be read for that name
+        self._may_bind = may_bind
         self._scopes: Dict[int, _Scope] = {}
 
     def qualified_name(self, node) -> Optional[str]:
@@ -128,6 +133,9 @@ class ScopedNames:
             if only == "module" and not is_module:
                 continue
             if only == "function" and (is_module or self.syntax.scope_kind(scope_node) != FUNCTION):
+                continue
+            if not is_module and self._may_bind is not None and id(scope_node) not in self._scopes \
+                    and not self._may_bind(scope_node, name, node):
                 continue
             scope = self._scope(scope_node)
             if name in scope.declared["global"]:

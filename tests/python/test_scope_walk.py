@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from gradlint.python.outline import parse_outline
+from gradlint.python.outline import parse_outline, statements_in
 from gradlint.python.scope_walk import walk_scope
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -59,6 +59,8 @@ def test_one_walk_per_scope_answers_the_three_questions(path):
     for scope in scopes:
         walked = walk_scope(scope)
         assert walked.nodes == nodes_of_body(scope.body)
+        # the statements alone, walked without the expressions, come in the same order
+        assert statements_in(scope.body) == [node for node in walked.nodes if isinstance(node, ast.stmt)]
         assert walked.calls == calls_of(scope)
         reads.update(walked.reads)
     expected = Counter(node.id if isinstance(node, ast.Name) else node.attr for node in ast.walk(outline.module)

@@ -91,6 +91,11 @@ class InferenceFlow:
         if outline.enters_inference_mode or self.user_regions or self.imported or self._summarizing:
             self._run()  # nothing is made under inference mode in a file that never enters it
 
+    def release(self) -> None:
+        """Drop everything the flow holds (its helpers refer back to it): the file is done
+        with (`Outline.release`), and the flow is not read again."""
+        self.__dict__.clear()
+
     def _requested(self, request) -> List[FunctionNode]:
         """The functions an importer's `project.Request` names: the module's functions it
         calls with a tracked value, the methods of its classes called so (`__init__` when
@@ -299,7 +304,7 @@ class InferenceFlow:
         if found is None:
             found = self._class_containers[klass] = frozenset(
                 name for (owner, _), method in self.methods.items() if owner == klass
-                for name in container_names(self.outline.scope_nodes(method)) if name.startswith("self."))
+                for name in container_names(self.outline.scope_statements(method)) if name.startswith("self."))
         return found
 
     def facts(self, expression: ast.AST) -> ExpressionFacts:

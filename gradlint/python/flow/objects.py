@@ -86,7 +86,7 @@ def attributes_below(state: State, key: str) -> Dict[str, Taint]:
 
 def returns_self(outline, method: ast.AST) -> bool:
     """Every `return` of the method returns `self` (`def load(self): ...; return self`)."""
-    returns = [node for node in outline.scope_nodes(method) if isinstance(node, ast.Return)]
+    returns = [node for node in outline.scope_statements(method) if isinstance(node, ast.Return)]
     return bool(returns) and all(isinstance(node.value, ast.Name) and node.value.id == "self" for node in returns)
 
 
@@ -117,7 +117,7 @@ def constructor_stores(flow, klass: str) -> Dict[str, str]:
         found = memo[klass] = {}
         initializer = flow.receivers.method_of(klass, "__init__")
         params = set(all_parameter_names(initializer)) - {"self"} if initializer is not None else ()
-        for node in flow.outline.scope_nodes(initializer) if initializer is not None else ():
+        for node in flow.outline.scope_statements(initializer) if initializer is not None else ():
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params:
                 for target in node.targets:
                     key = dotted(target) or ""
@@ -216,7 +216,7 @@ class ObjectRules:
         if found is None:
             found = self.flow.module_containers
             if self.function is not None:
-                found = found | container_names(self.outline.scope_nodes(self.function))
+                found = found | container_names(self.outline.scope_statements(self.function))
             if self.klass is not None:
                 found = found | self.flow.class_containers(self.klass)
             self.__dict__["_known_containers"] = found

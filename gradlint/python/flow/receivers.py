@@ -101,7 +101,7 @@ class Receivers:
         found = self._bindings.get(id(function))
         if found is None:
             scope = function if function is not None else self.outline.module
-            found = self._bindings[id(function)] = _bindings_in(self.outline.scope_nodes(scope), function)
+            found = self._bindings[id(function)] = _bindings_in(self.outline.scope_statements(scope), function)
         return found
 
     def bindings_in(self, function: Optional[ast.AST]) -> Dict[str, List[_Binding]]:
@@ -149,7 +149,7 @@ class Receivers:
         if found is None:
             found = self._scope_stores[id(scope)] = [
                 (target.attr, target.value, node.value)
-                for node in self.outline.scope_nodes(scope) if isinstance(node, ast.Assign)
+                for node in self.outline.scope_statements(scope) if isinstance(node, ast.Assign)
                 for target in node.targets
                 if isinstance(target, ast.Attribute) and dotted(target) is not None and dotted(target.value) != "self"]
         return found

@@ -58,7 +58,7 @@ class ModuleTypes:
     def _collect(self, scope: ast.AST, base: FrozenSet[str]) -> FrozenSet[str]:
         names: Set[str] = set()
         known = lambda key: key in names or key in base  # noqa: E731
-        for node in self.outline.scope_nodes(scope):
+        for node in self.outline.scope_statements(scope):
             if type(node) is ast.Assign and (known(dotted(node.value) or "") or builds_module(
                     self.outline, node.value, self.module_classes, known)):  # `self.encoder = encoder`
                 for target in node.targets:
