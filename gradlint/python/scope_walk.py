@@ -66,14 +66,17 @@ def _walk(root: ast.AST, where: int, nodes, calls: List[ast.Call], reads: Counte
         node_type = type(node)
         if where == _OWN:
             nodes.append(node)
-        if where != _FOREIGN:
-            if node_type is ast.Name:
+        if node_type is _NAME:  # (a leaf: a name holds no node)
+            if where != _FOREIGN:
                 reads[node.id] += 1
-            elif node_type is ast.Attribute:
-                reads[node.attr] += 1
-        if node_type is ast.Call:
+            continue
+        if node_type is _CONSTANT:
+            continue
+        if node_type is _ATTRIBUTE and where != _FOREIGN:
+            reads[node.attr] += 1
+        elif node_type is _CALL:
             calls.append(node)
-        if node_type in _FUNCTIONS:
+        elif node_type in _FUNCTIONS:
             for decorator in node.decorator_list:
                 push((decorator, _FOREIGN))
             for default in node.args.defaults:
@@ -87,3 +90,6 @@ def _walk(root: ast.AST, where: int, nodes, calls: List[ast.Call], reads: Counte
                         push((item, inner))
             elif isinstance(value, _AST):
                 push((value, inner))
+
+
+_NAME, _CONSTANT, _ATTRIBUTE, _CALL = ast.Name, ast.Constant, ast.Attribute, ast.Call
