@@ -500,7 +500,9 @@ class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules, ModuleConversions
         return (self.flow.trains(self.function if self.function is not None else self.outline.module)
                 or id(self.function) in self.flow.caches.autograd_scopes)
 
-    def run(self) -> State:
+    def run(self, seed: Optional[State] = None) -> State:
+        """The state at the end of the body; `seed`: what some parameters hold, as one call
+        gives them (`objects.constructor_holdings`), instead of whatever callers pass."""
         state: State = {}
         if self.function is not None:
             if self.klass is not None:
@@ -511,6 +513,7 @@ class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules, ModuleConversions
             for name in all_parameter_names(self.function):
                 if name not in ("self", "cls"):
                     state[name] = Taint(self.function, Kind.UNKNOWN, param=name)
+            state.update(seed or {})
             if self.flow.classes_holding:
                 self.seed_parameter_objects(state)
             if self.flow.cache_taints and self.runs_outside:

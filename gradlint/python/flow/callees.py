@@ -2,7 +2,8 @@
 name (a helper nested in the caller first), `Cls(...)` (its `__init__`), `self.m(...)`, a
 method of an object whose class the assignments show (`receivers`), a module's `forward`
 when the called value is an instance of a module class (`self.rotary_emb(n)`, `model(x)`),
-`Fn.apply(x)`, a method name only one class defines.
+`Fn.apply(x)`, a method name only one class defines (called on an object whose class
+the code does not show).
 
 The answer depends only on the syntax (the call, and the class and function it is in), so
 each is worked out once per call and scope, however many passes ask.
@@ -60,9 +61,9 @@ class CalleeResolver:
             return flow.methods.get((func.value.id, "forward"))  # `Fn.apply(x)`: an autograd Function's forward
         owner = flow.receivers.unique_class(func.value, function, klass)
         if owner is not None:
-            found = flow.receivers.method_of(owner, func.attr)
-            if found is not None:
-                return found
+            # a class of the module that does not define the method inherits it from elsewhere
+            # (`model.train()` on an nn.Module): another class's method of that name is not it
+            return flow.receivers.method_of(owner, func.attr) or self.forward_of(func, klass, function)
         found = self.forward_of(func, klass, function)
         # `predictor.predict(x)`: a method name that only one class of this module defines
         return found if found is not None else self.unique_methods.get(func.attr)

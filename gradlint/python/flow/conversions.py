@@ -205,6 +205,20 @@ class ModuleConversions:
         elif held is None and self._module_tensor(target.value):
             state.setdefault(dotted(target.value.value), converted)
 
+    def data_restored(self, holder: str, state: State) -> None:
+        """Outside the mode: `lin.weight.data = t` with an ordinary `t` undoes the conversion
+        that `converted_parameter_data` took from an assignment to the same `lin.weight.data`."""
+        module = holder.rpartition(".")[0]
+        held = state.get(module) if module else None
+        if held is None:
+            return
+        conversion = self.summary.converts.get(held.param) if held.param is not None else held
+        if conversion is not None and conversion.kind is Kind.MODULE and _assigns_data_of(conversion.binding, holder):
+            if held.param is not None:
+                self.summary.converts.pop(held.param, None)
+            else:
+                del state[module]
+
     def converted_back(self, operations, state: State) -> None:
         """Outside the mode: a module that an inference-mode conversion made converted again."""
         for node in operations:
@@ -243,3 +257,10 @@ class ModuleConversions:
             given = self.constructor_argument(base, path) if path else None
             if given is not None:
                 state[given] = conversion
+
+
+def _assigns_data_of(statement, holder: str) -> bool:
+    """`statement` is `<holder>.data = ...`."""
+    return isinstance(statement, ast.Assign) and any(
+        isinstance(target, ast.Attribute) and target.attr in torch_api.BYPASS_ATTRIBUTES
+        and dotted(target.value) == holder for target in statement.targets)

@@ -9,6 +9,10 @@ those attributes:
 - `x = Cls(...)` runs `Cls.__init__`: under inference mode, what `__init__` leaves in `self.`
   is made under the caller's mode; in any mode, `x` holds what the class's methods leave in
   `self.` when they run under the mode (`InferenceFlow.class_attributes`);
+- `x = Cls(t)` with a tracked `t`: `__init__` is walked with the call's tracked arguments,
+  and `x.<path>` holds what it keeps of them (`constructor_holdings`); `x.load_state_dict`
+  copies into those that are buffers or parameters, and a method called as `x.m()` does to
+  them what it does to `self.<path>` (`self_uses`);
 - `y = x` and `y = x.part` alias: `y.<a>` is what `x.<a>` (`x.part.<a>`) holds.
 
 A dict or list written out in the code (`cache = {}`, `self.buffers = []`) that is given a
@@ -23,6 +27,7 @@ import ast
 from dataclasses import replace
 from typing import Dict, FrozenSet, Optional
 
+from gradlint.python.flow.conversions import state_tensor_names
 from gradlint.python.flow.syntax import all_parameter_names, dotted, target_names
 from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse
 
@@ -126,6 +131,14 @@ def constructor_stores(flow, klass: str) -> Dict[str, str]:
     return found
 
 
+def instance_initializer(flow, call: ast.Call) -> Optional[ast.AST]:
+    """The `__init__` (its own, or a base's of this module) that `Cls(...)` runs."""
+    func = call.func
+    if not (isinstance(func, ast.Name) and func.id in flow.classes):
+        return None
+    return flow.receivers.method_of(func.id, "__init__")
+
+
 class ObjectRules:
     def constructed_class(self, value: ast.AST) -> Optional[str]:
         """The class `value` makes an instance of (`class_of_value`)."""
@@ -171,10 +184,12 @@ class ObjectRules:
         key = dotted(value)
         if key is not None:
             return attributes_below(state, key)
+        given = self.constructor_holdings(value, state) if isinstance(value, ast.Call) else {}
         klass = self.constructed_class(value)
         if klass is None:
-            return {}
+            return given
         found = self.flow.class_attributes(klass, self.in_inference or self.runs_outside)
+        found.update(given)
         self.classes_read.add(klass)
         if self.in_inference and isinstance(value.func, ast.Name):
             initializer = self.flow.methods.get((klass, "__init__"))
@@ -182,6 +197,73 @@ class ObjectRules:
                 for name, taint in self.flow.under_mode_effects(initializer).items():
                     found[name] = replace(taint, region=taint.region or self.region, binding=self.statement)
         return found
+
+    def constructor_holdings(self, call: ast.Call, state: State) -> Dict[str, Taint]:
+        """`{attribute path: taint}` for what an instance `Cls(...)` of a class of the module
+        (an nn.Module too) keeps of the tracked values the call gives it: `__init__` walked
+        with them as its parameters, the `self.<path>` it leaves holding one of them
+        (`self.loc = loc`, `self.register_buffer("loc", loc)`, `self.norm = Norm(stats["loc"])`)."""
+        initializer = instance_initializer(self.flow, call)
+        if initializer is None or any(isinstance(argument, ast.Starred) for argument in call.args):
+            return {}
+        named = dict(zip(self.flow.call_parameters(call, initializer), call.args))
+        named.update((item.arg, item.value) for item in call.keywords if item.arg is not None)
+        passed = {name: taint for name, argument in named.items() for taint in [self.value(argument, state)]
+                  if taint is not None and taint.kind is not Kind.UNKNOWN}
+        walking = self.flow.__dict__.setdefault("_constructors_walking", set())
+        if not passed or id(initializer) in walking:
+            return {}
+        walking.add(id(initializer))
+        try:
+            scope = type(self)(self.flow, initializer, self.flow.class_of(initializer), initializer.body)
+            scope.hypothetical, scope.in_inference, scope.region = True, self.in_inference, self.region
+            end_state = scope.run(seed=passed)
+        finally:
+            walking.discard(id(initializer))
+        given = {id(taint.origin) for taint in passed.values()}
+        return {key[len("self."):]: taint for key, taint in end_state.items()
+                if key.startswith("self.") and taint.param is None and id(taint.origin) in given}
+
+    def self_uses(self, method: ast.AST, attributes: FrozenSet[str]):
+        """`{event kind: {"self.<a>": Use}}`: what `method`, run outside the mode, does to each
+        of these attributes of its instance that torch rejects for an inference value (the
+        method walked with them as its parameters are)."""
+        if not attributes:
+            return {}
+        memo = self.flow.__dict__.setdefault("_self_uses", {})
+        key = (id(method), attributes, id(self.flow.summaries))
+        found = memo.get(key)
+        if found is None:
+            memo[key] = {}  # a method reaching itself again sees nothing more
+            scope = type(self)(self.flow, method, self.flow.class_of(method), method.body)
+            scope.hypothetical = True
+            scope.run(seed={name: Taint(method, Kind.UNKNOWN, param=name) for name in attributes})
+            found = memo[key] = {kind: {name: use for name, use in used.items() if name in attributes}
+                                 for kind, used in scope.summary.uses.items()}
+        return found
+
+    def held_state_tensor(self, module: ast.AST, state: State) -> Optional[Taint]:
+        """An inference tensor the instance `module` keeps as a buffer or parameter, its own or
+        a submodule's (`recorder.norm.loc`, registered by `Norm`): what `load_state_dict`
+        copies into in place (§1b). A plain attribute is no part of the state dict."""
+        key = dotted(module)
+        held = attributes_below(state, key) if key is not None else {}
+        for path, taint in held.items():
+            if taint.kind is Kind.TENSOR and taint.param is None and not taint.bypass and \
+                    self._is_state_tensor(module, path.split(".")):
+                return taint
+        return None
+
+    def _is_state_tensor(self, module: ast.AST, path) -> bool:
+        receivers = self.flow.receivers
+        owners = receivers.classes_held(module, self.function, self.klass)
+        for part in path[:-1]:  # each a submodule: an attribute holding an nn.Module of the module
+            if not owners or not owners <= self.flow.module_classes:
+                return False
+            holder = ast.Attribute(ast.Name("self", ast.Load()), part, ast.Load())
+            owners = frozenset().union(*(receivers.classes_held(holder, None, owner) for owner in owners))
+        return bool(owners) and owners <= self.flow.module_classes and any(
+            path[-1] in state_tensor_names(self.flow, owner) for owner in owners)
 
     def bind_attributes(self, target: ast.AST, value: ast.AST, state: State) -> None:
         """After `target = value`: `target.<a>` holds what the object's attribute `a` holds."""

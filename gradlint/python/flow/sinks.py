@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name, target_names
+from gradlint.python.flow.objects import attributes_below
 from gradlint.python.flow.threads import hand_offs, may_hand_off
 from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, Use, element_of
 
@@ -123,6 +124,10 @@ class Sinks:
             if func.attr in torch_api.MODULE_TRAINING_METHODS:
                 for held in self._held_modules(func.value, receiver, state):
                     self._method_operation(call, func.attr, held)
+            if receiver is None and func.attr in torch_api.MODULE_COPYING_METHODS:
+                held = self.held_state_tensor(func.value, state)  # `recorder.load_state_dict(sd)`
+                if held is not None:
+                    self._method_operation(call, func.attr, held.as_kind(Kind.MODULE))
             self._receiver_free_operation(call, func.attr, state)
             if qualified is None and func.attr in torch_api.SAVING_METHODS:
                 self._saving_call(call, [func.value, *call.args], torch_api.SAVING_METHODS[func.attr][0], state)
@@ -135,6 +140,8 @@ class Sinks:
                 self.event("train_module", call, func, called)
         if callee is not None:
             self._passes_to(call, callee, state)
+            if isinstance(func, ast.Attribute):
+                self._instance_method(call, callee, state)
         elif imported is not None:
             self._passes_to_imported(call, imported, state)
         else:
@@ -328,6 +335,24 @@ class Sinks:
                 if name in used and taint.kind in _PASSED_KINDS[kind] and not (
                         taint.bypass and kind in ("mutate", "requires_grad")):
                     self.event(kind, call, argument, taint, call=call, inner=used[name].through(call))
+
+    def _instance_method(self, call: ast.Call, method: ast.AST, state: State) -> None:
+        """`norm.update()` on an instance whose attributes hold tracked values (what its
+        constructor was given: `objects.constructor_holdings`): what the method does to
+        `self.<a>` it does to them, reported inside it."""
+        key = dotted(call.func.value)
+        if key is None or key == "self":
+            return
+        klass = self.flow.class_of(method)
+        seen = self.flow.class_attributes(klass, True) if klass is not None else {}  # the method's own walk has these
+        held = {"self." + name: taint for name, taint in attributes_below(state, key).items()
+                if taint.param is None and taint.kind is not Kind.UNKNOWN
+                and (name not in seen or seen[name].origin is not taint.origin)}
+        for name, used in self.self_uses(method, frozenset(held)).items():
+            for attribute, use in used.items():
+                taint = held[attribute]
+                if taint.kind in _PASSED_KINDS[name] and not (taint.bypass and name in ("mutate", "requires_grad")):
+                    self.event(name, call, call.func.value, taint, call=call, inner=use.through(call))
 
     def _passes_out(self, call: ast.Call, state: State) -> None:
         """A call this module cannot follow, given a tracked value by name (`x`, `self.x`):

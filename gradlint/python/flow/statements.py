@@ -12,6 +12,7 @@ import ast
 from dataclasses import replace
 from typing import List, Sequence
 
+from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.caches import registered_buffer
 from gradlint.python.flow.named_attributes import named_attributes
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, is_literal, is_true, target_names
@@ -254,6 +255,9 @@ class StatementTransfer:
         if key is None:
             return
         taint = collapse(shape)
+        if isinstance(target, ast.Attribute) and target.attr in torch_api.BYPASS_ATTRIBUTES:
+            self._data_replaced(dotted(target.value), taint, state, statement)
+            return
         if taint is None:
             state.pop(key, None)
             for held in [name for name in state if name.startswith(key + ".")]:
@@ -262,6 +266,23 @@ class StatementTransfer:
         if self.in_inference and taint.binding is None and taint.param is None and taint.via_call is None:
             taint = replace(taint, region=taint.region or self.region, binding=statement)
         state[key] = taint
+
+    def _data_replaced(self, holder, taint, state: State, statement: ast.stmt) -> None:
+        """`p.data = t`: the tensor `p` takes `t`'s data (§1c). An inference tensor's data makes
+        `p` one that torch refuses to save for backward, though its in-place updates under
+        `no_grad` still work (a bypass, as `t.data` is); an ordinary tensor's makes it normal."""
+        if holder is None:
+            return
+        if taint is None or taint.param is not None or taint.kind is not Kind.TENSOR:
+            held = state.get(holder)
+            if held is not None and held.param is None and held.kind is Kind.TENSOR:
+                del state[holder]
+            if taint is None and not self.in_inference:
+                self.data_restored(holder, state)
+            return
+        if self.in_inference and taint.binding is None and taint.via_call is None:
+            taint = replace(taint, region=taint.region or self.region, binding=statement)
+        state[holder] = replace(taint, bypass=True)
 
     def _aug_assign(self, statement: ast.AugAssign, state: State) -> None:
         target = statement.target

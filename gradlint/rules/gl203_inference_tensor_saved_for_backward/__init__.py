@@ -117,6 +117,10 @@ class InferenceTensorSavedForBackward(Rule):
       built in it, or passed to its functions from where it is built); a model loaded or
       built elsewhere runs none of its classes, as far as the analysis knows. A submodule's
       call (`self.rotary(n)`) runs its class's `forward` when the assignments show the class.
+      A tensor given an inference tensor's data (`self.weight.data = torch.cat(shards)` in a
+      method called under the mode) is one for saving from then on (torch-semantics §1c); its
+      in-place updates under `no_grad` are not reported (torch allows them), and an
+      assignment through `setattr` or to an alias of the tensor is not followed.
     - Python, outside training code: only a layer built from a torch.nn class in the
       assignments of the file, called where every path the file shows runs with grad on. A
       file that calls `set_grad_enabled` or freezes parameters (`requires_grad_(False)`,
