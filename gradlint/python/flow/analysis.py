@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
+from gradlint.python.flow.attached import AttachedCode
+from gradlint.python.flow.closures import Closures
 from gradlint.python.flow.caches import LazyCaches, asks_is_inference
 from gradlint.python.flow.chosen_guards import add_chosen_regions
 from gradlint.python.flow.conversions import ModuleConversions
@@ -425,6 +427,14 @@ class InferenceFlow:
     def receivers(self) -> Receivers:
         return Receivers(self)
 
+    @cached_property
+    def closures(self) -> Closures:
+        return Closures(self)
+
+    @cached_property
+    def attached(self) -> AttachedCode:
+        return AttachedCode(self)
+
     def runs_module(self, call: ast.Call, callee: Optional[FunctionNode]) -> bool:
         """A call of a module instance (`model(x)`) that the flow follows into `forward`."""
         return callee is not None and callee.name == "forward" and not (
@@ -451,6 +461,9 @@ class InferenceFlow:
     def call_parameters(self, call: ast.Call, callee: FunctionNode) -> List[str]:
         """The callee's positional parameters as the call fills them (a method call skips `self`)."""
         params = parameter_names(callee)
+        bound = self._callee_resolver.attached_calls.get(id(call))
+        if bound is not None:  # a function attached as the instance's `forward` (`attached`)
+            return params[1:] if bound else params
         # `model(x)` fills `forward(self, x)` after `self`, `Fn.apply(x)` fills `forward(ctx, x)`
         # after `ctx`, `Cls(x)` fills `__init__(self, x)` after `self`
         skips_first = bool(params) and (
@@ -490,6 +503,7 @@ class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules, ModuleConversions
         self.in_inference = entered_under_inference or called_under_mode
         self.hypothetical = entered_under_inference  # a summary's walk: its states are not the program's
         self.region: Optional[ScreenRegion] = None  # the outermost inference region open
+        self.mode_turned_off = False  # in a region of this scope that turns the mode off (`Use.mode_off`)
         self.statement: Optional[ast.stmt] = None  # the statement being walked
         self._numbers = None
 
@@ -514,6 +528,8 @@ class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules, ModuleConversions
                 if name not in ("self", "cls"):
                     state[name] = Taint(self.function, Kind.UNKNOWN, param=name)
             state.update(seed or {})
+            for name in self.flow.closures.parameters(self.function):  # what the code around it passes
+                state[name] = Taint(self.outline.module, Kind.UNKNOWN, param=name)
             if self.flow.classes_holding:
                 self.seed_parameter_objects(state)
             if self.flow.cache_taints and self.runs_outside:
@@ -521,6 +537,7 @@ class Scope(StatementTransfer, ValueRules, Sinks, ObjectRules, ModuleConversions
             for region in self.flow.decorator_regions.get(id(self.function), ()):
                 self.in_inference = region.guard.inference
                 self.region = region if region.guard.inference else None
+                self.mode_turned_off = not region.guard.inference
         end_state = self.block(self.body, state)
         if self.function is not None:
             self._parameter_stores(end_state)

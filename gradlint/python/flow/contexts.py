@@ -152,7 +152,26 @@ class CallContexts:
     def named_elsewhere(self, function: ast.AST, calls: int) -> bool:
         """Whether the name is read other than by its calls (a callback, a reference kept for
         later): then calls the flow cannot see may run it."""
-        return function.name != "__init__" and self.flow.outline.name_reads(function.name) > calls
+        if function.name == "__init__":
+            return False
+        reads = self.flow.outline.name_reads(function.name)
+        if reads > calls and function.name == "forward":
+            reads -= self._forward_reads_of_others(self.flow.class_of(function))
+        return reads > calls
+
+    def _forward_reads_of_others(self, klass: Optional[str]) -> int:
+        """How many `obj.forward` (read or assigned) are of objects the receivers show hold
+        instances of other classes only (`original = block.forward` is not a `Model.forward`)."""
+        flow = self.flow
+        found = 0
+        for scope in flow.outline.scopes_naming("forward"):
+            function = _function(scope)
+            scope_class = flow.class_of(scope) if function is not None else None
+            for node in flow.outline.scope_nodes(scope):
+                if isinstance(node, ast.Attribute) and node.attr == "forward":
+                    held = flow.receivers.classes_held(node.value, function, scope_class)
+                    found += bool(held) and klass not in held
+        return found
 
     def runs_outside(self, function: Optional[ast.AST]) -> bool:
         """Whether the code shows `function` (None: the module's top level) running outside the mode."""

@@ -10,10 +10,11 @@ from dataclasses import replace
 from typing import Optional
 
 from gradlint.python.flow import knowledge as torch_api
+from gradlint.python.flow.attached import HOOK
 from gradlint.python.flow.objects import constructor_stores
 from gradlint.python.flow.tensor_types import makes_tensor
 from gradlint.python.flow.syntax import dotted, is_non_number_constant, is_true, keyword, positional, qualified_name
-from gradlint.python.flow.values import Kind, Shape, State, Taint, element_of
+from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse, element_of
 
 
 # `t > 0.5` on a tensor is an elementwise comparison: a tensor (`is`, `in` give a bool)
@@ -175,7 +176,28 @@ class ValueRules:
         typed = self.tensor_typed
         return bool(typed) and makes_tensor(self.outline, expression, typed.__contains__)
 
+    def hook_value(self, kind: str, call: ast.Call) -> Shape:
+        """What a hook registered on the called instance returns, when it is tracked: a lambda's
+        body, evaluated here (the hook runs in the call's mode), or its function's summary.
+        Torch puts it in place of the forward's input (`PRE_HOOK`) or output (`HOOK`), §1f."""
+        for hook in self.flow.attached.hooks_for(kind, call, self.function, self.klass):
+            if isinstance(hook.code, ast.Lambda):
+                found = self.shape(hook.code.body, {})
+            else:
+                if id(hook.code) not in self._callee_seen:
+                    self._callee_seen.add(id(hook.code))
+                    self.callees.append(hook.code)
+                summary = self.flow.summaries.get(hook.code)
+                found = None if summary is None else summary.returns  # as the hook made it, for reports
+            if collapse(found) is not None:
+                return found
+        return None
+
     def _call_value(self, call: ast.Call, state: State) -> Optional[Taint]:
+        if self.flow.attached.any:
+            hooked = self.hook_value(HOOK, call)
+            if hooked is not None:
+                return collapse(hooked)
         imported = self.flow.imported_function(call)
         if imported is not None and imported.returns is not None:
             # another checked module's function returns an inference tensor (`project`)

@@ -5,9 +5,10 @@ from what this module's calls pass (`Trainer(TinyPolicy())` fills `__init__`'s `
 
 This is what lets the flow follow `self.attn_backend.forward(q)` into the backend's method
 and a module's call (`self.rotary_emb(n)`, `model(x)`) into its class's `forward`
-(torch-semantics §1b: calling a module runs its forward). What is bound through another
-module, `getattr` or a function's return is not followed; a question that depends on itself
-(a cycle of assignments) sees what is known so far.
+(torch-semantics §1b: calling a module runs its forward), and a function's return
+(`model = build()`: what `build` returns). What is bound through another module or
+`getattr` is not followed; a question that depends on itself (a cycle of assignments)
+sees what is known so far.
 """
 from __future__ import annotations
 
@@ -86,11 +87,24 @@ class Receivers:
         func = value.func
         if isinstance(func, ast.Name) and func.id in self.flow.classes:
             return frozenset({func.id})
+        if isinstance(func, ast.Name) and func.id in self.flow.functions:
+            return self._classes_returned(self.flow.functions[func.id], visiting)
         if isinstance(func, ast.Attribute) and func.attr in torch_api.MODULE_SELF_METHODS:
             return self.classes_held(func.value, function, klass, visiting)  # `.to()` returns the module
         if (qualified_name(self.outline, func) or "").startswith("torch.nn."):
             return self._classes_inside(value)  # a container module: `nn.Sequential(Block(), ...)`
         return frozenset()
+
+    def _classes_returned(self, function: ast.AST, visiting: Set) -> FrozenSet[str]:
+        """`model = build(...)`: the classes of what the module's function `build` returns."""
+        if ("returns", id(function)) in visiting:
+            return frozenset()
+        visiting.add(("returns", id(function)))
+        found: Set[str] = set()
+        for node in self.outline.scope_nodes(function):
+            if isinstance(node, ast.Return) and node.value is not None:
+                found |= self._bound(node.value, function, None, False, visiting)
+        return frozenset(found)
 
     def _classes_inside(self, value: ast.AST) -> FrozenSet[str]:
         return frozenset(node.func.id for node in walk(value) if isinstance(node, ast.Call)

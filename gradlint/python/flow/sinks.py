@@ -11,10 +11,11 @@ from dataclasses import replace
 from typing import List, Optional, Sequence, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
+from gradlint.python.flow.attached import PRE_HOOK
 from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name, target_names
 from gradlint.python.flow.objects import attributes_below
 from gradlint.python.flow.threads import hand_offs, may_hand_off
-from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, Use, element_of
+from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, Use, collapse, element_of
 
 # Which kinds of value each event needs when the value is passed to a function that does it.
 _PASSED_KINDS = {
@@ -26,6 +27,14 @@ _PASSED_KINDS = {
     "requires_grad_of_module": (Kind.MODULE, Kind.UNKNOWN),
     "mutate_of_module": (Kind.MODULE, Kind.UNKNOWN),
 }
+
+
+def _hooked_input(returned, index: int):
+    """The forward's input at `index` once a pre-hook returned `returned`: a tuple is the
+    inputs, one value is the first (torch wraps it in a tuple)."""
+    if isinstance(returned, list):
+        return collapse(returned[index]) if index < len(returned) else None
+    return returned if index == 0 else None
 
 
 class Sinks:
@@ -44,7 +53,10 @@ class Sinks:
                 self._fill(call.func.value, call, state)
             for node in facts.operations:
                 if isinstance(node, ast.Call):
-                    self.callee(node)  # what it runs, runs under the mode (`contexts`)
+                    callee = self.callee(node)  # what it runs, runs under the mode (`contexts`)
+                    summary = None if callee is None else self.flow.summaries.get(callee)
+                    if summary is not None and summary.turns_mode_off:
+                        self._passes_to(node, callee, state, mode_off_only=True)
             return
         if not facts.operations or (facts.names.isdisjoint({key.partition(".")[0] for key in state})
                                     and not any(self._returns_tracked(node) for node in facts.operations)):
@@ -95,13 +107,21 @@ class Sinks:
         return scoped
 
     def _returns_tracked(self, node: ast.AST) -> bool:
+        """Whether a call may bring a tracked value the expression's names do not show."""
         if not isinstance(node, ast.Call):
             return False
         imported = self.flow.imported_function(node)
         if imported is not None and imported.returns is not None:
             return True
         summary = self.callee_summary(node)
-        return summary is not None and summary.returns is not None
+        if summary is not None and (summary.returns is not None or (summary.uses and self._closure_of(node))):
+            return True
+        return self.flow.attached.any and self.hook_value(PRE_HOOK, node) is not None
+
+    def _closure_of(self, call: ast.Call) -> bool:
+        """A call of a nested function that reads names of this code (`closures`)."""
+        callee = self.callee(call)
+        return bool(self.flow.closures.parameters(callee)) and self.flow.closures.passes(callee, self.function)
 
     def _call_operation(self, call: ast.Call, state: State) -> None:
         func = call.func
@@ -316,25 +336,30 @@ class Sinks:
                 self.event("save", call, argument, taint)
                 return
 
-    def _passes_to(self, call: ast.Call, callee: ast.AST, state: State) -> None:
-        """A value passed to a function of the module that updates, trains or saves it."""
+    def _passes_to(self, call: ast.Call, callee: ast.AST, state: State, mode_off_only: bool = False) -> None:
+        """A value passed to a function of the module that updates, trains or saves it (with
+        `mode_off_only`, under the mode: only what it does where it turns the mode off)."""
         summary = self.flow.summaries.get(callee)
         if summary is None or not summary.uses:
             return
         params = self.flow.call_parameters(call, callee)
-        passed = [(params[index] if index < len(params) else None, argument)
+        passed = [(params[index] if index < len(params) else None, argument, self.value(argument, state))
                   for index, argument in enumerate(call.args) if not isinstance(argument, ast.Starred)]
-        passed += [(item.arg, item.value) for item in call.keywords if item.arg is not None]
-        for name, argument in passed:
-            if name is None:
-                continue
-            taint = self.value(argument, state)
-            if taint is None:
+        hooked = self.hook_value(PRE_HOOK, call) if self.flow.attached.any else None  # the input, §1f
+        if hooked is not None:
+            passed = [(name, argument, _hooked_input(hooked, index)) for index, (name, argument, _) in enumerate(passed)]
+        passed += [(item.arg, item.value, self.value(item.value, state)) for item in call.keywords if item.arg is not None]
+        closure = self.flow.closures.parameters(callee)
+        if closure and self.flow.closures.passes(callee, self.function):
+            passed += [(name, None, state.get(name)) for name in closure]  # `closures`: the caller's value
+        for name, argument, taint in passed:
+            if name is None or taint is None:
                 continue
             for kind, used in summary.uses.items():
-                if name in used and taint.kind in _PASSED_KINDS[kind] and not (
-                        taint.bypass and kind in ("mutate", "requires_grad")):
-                    self.event(kind, call, argument, taint, call=call, inner=used[name].through(call))
+                use = used.get(name)
+                if use is not None and taint.kind in _PASSED_KINDS[kind] and not (
+                        taint.bypass and kind in ("mutate", "requires_grad")) and (use.mode_off or not mode_off_only):
+                    self.event(kind, call, argument or use.subject, taint, call=call, inner=use.through(call))
 
     def _instance_method(self, call: ast.Call, method: ast.AST, state: State) -> None:
         """`norm.update()` on an instance whose attributes hold tracked values (what its
@@ -412,6 +437,8 @@ class Sinks:
                 element = not (isinstance(subject, ast.Name) and subject.id == taint.param)
                 use = inner or Use(node, subject, raises_at_call=raises_at_call, element=element,
                                    needs_grad=needs_grad)
+                if self.mode_turned_off and not use.mode_off:
+                    use = replace(use, mode_off=True)
                 self.summary.uses.setdefault(recorded, {}).setdefault(taint.param, use)
             return
         if taint.kind is Kind.UNKNOWN:

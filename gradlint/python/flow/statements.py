@@ -171,7 +171,7 @@ class StatementTransfer:
         return self.block(statement.finalbody, state) if statement.finalbody else state
 
     def _with(self, statement: ast.stmt, state: State) -> State:
-        saved = (self.in_inference, self.region)
+        saved = (self.in_inference, self.region, self.mode_turned_off)
         for item in statement.items:
             self.scan(item.context_expr, state)
             region = self.flow.item_regions.get(id(item.context_expr))
@@ -179,12 +179,13 @@ class StatementTransfer:
                 if region.guard.inference and not self.in_inference:
                     self.region = region
                 self.in_inference = region.guard.inference
+                self.mode_turned_off = not region.guard.inference
             elif item.optional_vars is not None:
                 self.bind(item.optional_vars, None, state, statement)
         state = self.block(statement.body, state)
         if self.region is not None and self.region.owner is statement and not self.hypothetical:
             self.flow.region_exits[statement] = dict(state)
-        self.in_inference, self.region = saved
+        self.in_inference, self.region, self.mode_turned_off = saved
         return state
 
     def _assign(self, statement: ast.Assign, state: State) -> State:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from typing import FrozenSet, Optional
 
+from gradlint.python.flow.attached import HOOK, PRE_HOOK
 from gradlint.python.flow.objects import class_of_value
 from gradlint.python.flow.syntax import all_parameter_names
 
@@ -53,6 +54,8 @@ class UntrackedSources:
                 return False
             if any(name not in ("self", "cls") for name in all_parameter_names(function)):
                 return False
+            if flow.closures.parameters(function):
+                return False  # names of the code around it, seeded as parameters
             if klass is not None and klass in self._holding:
                 return False
         if not self._calls_matter:
@@ -73,6 +76,9 @@ class UntrackedSources:
             callee = self.flow.callee(call, klass, function)
             if callee is not None and id(callee) in self._bringing:
                 return True
+        attached = self.flow.attached
+        if attached.any and any(attached.hooks_for(kind, call, function, klass) for kind in (PRE_HOOK, HOOK)):
+            return True  # what a hook returns is the forward's input or output (`attached`)
         if self.flow.imported is not None:
             imported = self.flow.imported_function(call)
             if imported is not None and imported.returns is not None:

@@ -108,6 +108,9 @@ class Use:
     # torch rejects it only with grad mode on (a layer saving its input outside training
     # code): reported where the code shows grad mode on (`grad_mode`)
     needs_grad: bool = False
+    # the function turns inference mode off around it (`with torch.inference_mode(False):`):
+    # rejected whatever mode the caller runs in (torch-semantics §1)
+    mode_off: bool = False
 
     def through(self, call: ast.Call) -> "Use":
         """The same use, seen from a caller that passes the value in `call`."""
@@ -154,6 +157,11 @@ class Summary:
     # parameter -> the conversion under the mode that made its module's parameters inference
     # tensors (`model.half()` in a decorated validator: `conversions`)
     converts: Dict[str, Taint] = field(default_factory=dict)
+
+    @property
+    def turns_mode_off(self) -> bool:
+        """Some use is where the function turns the mode off: callers under the mode pass to it too."""
+        return any(use.mode_off for used in self.uses.values() for use in used.values())
 
     def passed_through(self) -> "Summary":
         """What a caller sees of a function walked under the mode, whose results it makes

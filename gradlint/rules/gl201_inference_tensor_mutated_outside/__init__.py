@@ -168,8 +168,15 @@ class InferenceTensorMutatedOutside(Rule):
       that reach the `with`, and `self.flag` set in `__init__` from the construction of the
       object the calls run on; when some of those choose inference mode and others not, the
       calls in the region are taken to run both ways. A call on an object (`self.backend.run(q)`, `model(x)` into its class's
-      `forward`) is followed when the assignments of this module show the object's class;
-      one bound through a function's return, `getattr` or another module is not. An
+      `forward`) is followed when the assignments of this module show the object's class
+      (through a function's return too: `model = build()`); one bound through `getattr` or
+      another module is not. A function assigned to an instance's `forward`
+      (`block.forward = wrapper`, a `functools.partial` of a method) runs when the instance
+      is called, and what a forward pre-hook registered on it returns is its input, what a
+      forward hook returns its output (torch-semantics §1f); a nested function reads the
+      names of the code around it when that code calls it, and what it does inside its own
+      `inference_mode(False)` is rejected whatever mode its caller runs in. Hooks on torch's
+      own layers, or registered in a loop over `named_modules()`, are not followed. An
       attribute set from outside the class (`layer.cache = Cache(...)`) counts as one its
       methods set. An object holds what its constructor stored of its arguments
       (`Engine(model)` with `self.model = model`): a method that converts `self.model` under

@@ -116,7 +116,9 @@ class InferenceTensorSavedForBackward(Rule):
       when the module shows which of its classes runs under inference mode (the model is
       built in it, or passed to its functions from where it is built); a model loaded or
       built elsewhere runs none of its classes, as far as the analysis knows. A submodule's
-      call (`self.rotary(n)`) runs its class's `forward` when the assignments show the class.
+      call (`self.rotary(n)`) runs its class's `forward` when the assignments show the class,
+      or a function assigned to its `forward`, with what a forward pre-hook registered on it
+      returns as the input (torch-semantics §1f).
       A tensor given an inference tensor's data (`self.weight.data = torch.cat(shards)` in a
       method called under the mode) is one for saving from then on (torch-semantics §1c); its
       in-place updates under `no_grad` are not reported (torch allows them), and an
