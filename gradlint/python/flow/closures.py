@@ -11,6 +11,7 @@ seeded with nothing, and the locals of the code around it are not followed.
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 from typing import Dict, Tuple
 
 from gradlint.python.flow.syntax import all_parameter_names
@@ -23,16 +24,23 @@ class Closures:
 
     def parameters(self, function: ast.AST) -> Tuple[str, ...]:
         """The enclosing functions' parameters that `function` reads and does not bind."""
+        if id(function) not in self._nested:
+            return ()
         found = self._found.get(id(function))
         if found is None:
             found = self._found[id(function)] = self._free_parameters(function)
         return found
 
+    @cached_property
+    def _nested(self) -> frozenset:
+        """The functions (not methods) defined in another function: only those have closures."""
+        enclosing = self.flow.enclosing
+        return frozenset(id(function) for function, klass in self.flow._scope_list
+                         if klass is None and enclosing.get(id(function)) is not None)
+
     def _free_parameters(self, function: ast.AST) -> Tuple[str, ...]:
         enclosing = self.flow.enclosing
         around = enclosing.get(id(function))
-        if around is None or self.flow.class_of(function) is not None:
-            return ()
         hidden = set(all_parameter_names(function))
         candidates = []
         outer = around
