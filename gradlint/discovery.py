@@ -12,7 +12,7 @@ import stat
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.digest import blake2b
-from gradlint.frontend import language_for
+from gradlint.frontend import language_for, language_for_name
 from gradlint.gitignore import GitIgnore
 from gradlint.record import Record
 from gradlint.settings import Settings
@@ -45,6 +45,12 @@ class _Exclusions:
         alternatives += [fnmatch.translate(os.path.normcase(pattern.rstrip("/") + "/*")) for pattern in wildcards]
         self.wildcards = re.compile("|".join(f"(?:{alternative})" for alternative in alternatives)) \
             if alternatives else None
+        # A string each wildcard pattern's matches hold (its longest run without wildcards):
+        # most paths hold none, and skip the regex. None when some pattern has none.
+        globs = [os.path.normcase(pattern) for pattern in wildcards]
+        globs += [os.path.normcase(pattern.rstrip("/") + "/*") for pattern in wildcards]
+        runs = [max(re.split(r"[*?]", glob), key=len) if "[" not in glob else "" for glob in globs]
+        self.required = tuple(runs) if all(runs) else None
         self._folders: Dict[Tuple[str, str], Tuple[str, bool]] = {}
 
     def _folder(self, folder: str, root: str) -> Tuple[str, bool]:
@@ -52,7 +58,7 @@ class _Exclusions:
         whether a pattern as a folder excludes everything in it), once per folder."""
         known = self._folders.get((folder, root))
         if known is None:
-            relative = os.path.relpath(os.path.abspath(folder or "."), root).replace(os.sep, "/")
+            relative = _relative_to(os.path.abspath(folder or "."), root).replace(os.sep, "/")
             prefix = "" if relative == "." else relative + "/"
             # a name holds no separator: only the folder's part of a path can start `pattern/`
             known = self._folders[(folder, root)] = (prefix, bool(prefix) and os.path.normcase(prefix).startswith(
@@ -64,14 +70,29 @@ class _Exclusions:
         prefix, everything = self._folder(folder, root)
         if everything:
             return True
-        name, relative = os.path.normcase(name), os.path.normcase(prefix + name)
+        name, relative = _normcase(name), _normcase(prefix + name)
         if name in self.names or relative in self.names:
             return True
-        return self.wildcards is not None and (self.wildcards.match(name) is not None
-                                               or self.wildcards.match(relative) is not None)
+        if self.wildcards is None or (self.required is not None and not any(
+                run in relative for run in self.required)):  # (`name` ends `relative`)
+            return False
+        return self.wildcards.match(name) is not None or self.wildcards.match(relative) is not None
+
+
+# `os.path.normcase` changes nothing on POSIX: not called per path there.
+_normcase = str if os.path.normcase("A/b") == "A/b" and os.name == "posix" else os.path.normcase
 
 
 _WILDCARD = re.compile(r"[*?[]")
+
+
+def _relative_to(absolute: str, root: str) -> str:
+    """`os.path.relpath(absolute, root)` of an absolute path, by slicing when it lies in `root`."""
+    start = os.path.abspath(root)
+    inside = start if start.endswith(os.sep) else start + os.sep
+    if absolute.startswith(inside):
+        return absolute[len(inside):] or "."
+    return "." if absolute == start else os.path.relpath(absolute, start)
 
 
 @functools.lru_cache(maxsize=8)
@@ -85,7 +106,15 @@ def _excluded(path: str, settings: Settings, root: str) -> bool:
 
 def _excluded_in(folder: str, name: str, settings: Settings, root: str) -> bool:
     """`_excluded` of `folder/name`, for a walk that holds the two apart already."""
-    return _exclusions(settings.excludes).excluded(folder, name, root)
+    global _LAST_EXCLUSIONS
+    last_settings, exclusions = _LAST_EXCLUSIONS
+    if settings is not last_settings:  # a walk asks with one Settings for folder after folder
+        exclusions = _exclusions(settings.excludes)
+        _LAST_EXCLUSIONS = (settings, exclusions)
+    return exclusions.excluded(folder, name, root)
+
+
+_LAST_EXCLUSIONS: Tuple[object, Optional[_Exclusions]] = (None, None)
 
 
 def skip_reason(path: str) -> Optional[str]:
@@ -105,20 +134,24 @@ def skip_reason(path: str) -> Optional[str]:
     return None
 
 
-def _walk_folders(top: str, excluded) -> Iterator[Tuple[str, str, List[os.DirEntry]]]:
-    """(folder, the folder as a prefix of its entries' paths, its non-folder entries sorted
-    by name) from `top` down, subfolders in name order, without entering symbolic links to
-    folders or folders `excluded(folder, name)` names; a folder that cannot be listed is
-    passed over (as `os.walk` does)."""
-    stack = [top]
+def _walk_folders(top: str, excluded) -> Iterator[Tuple[str, str, str, List[os.DirEntry]]]:
+    """(folder, the folder as a prefix of its entries' paths, its real path (symbolic links
+    resolved) as a prefix, its non-folder entries sorted by name) from `top` down,
+    subfolders in name order, without entering symbolic links to folders or folders
+    `excluded(folder, name)` names; a folder that cannot be listed is passed over (as
+    `os.walk` does). A subfolder entered is no link, so its real path is its parent's
+    and its name: `realpath` (a system call per component) only for `top`."""
+    stack = [(top, None)]
     while stack:
-        folder = stack.pop()
+        folder, real_base = stack.pop()
         try:
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=_entry_name)
         except OSError:
             continue
         base = _as_prefix(folder)
+        if real_base is None:
+            real_base = _as_prefix(os.path.realpath(folder or "."))
         files, subfolders = [], []
         for entry in entries:
             try:
@@ -128,8 +161,8 @@ def _walk_folders(top: str, excluded) -> Iterator[Tuple[str, str, List[os.DirEnt
             if not is_folder:
                 files.append(entry)
             elif not entry.is_symlink() and not excluded(folder, entry.name):
-                subfolders.append(base + entry.name)
-        yield folder, base, files
+                subfolders.append((base + entry.name, real_base + entry.name + os.sep))
+        yield folder, base, real_base, files
         stack.extend(reversed(subfolders))
 
 
@@ -138,7 +171,12 @@ _entry_name = operator.attrgetter("name")
 
 def _as_prefix(folder: str) -> str:
     """`folder` such that `prefix + name` is `os.path.join(folder, name)` for a plain name."""
+    if _POSIX_PATHS:
+        return folder + "/" if folder and not folder.endswith("/") else folder
     return os.path.join(folder, "")
+
+
+_POSIX_PATHS = os.sep == "/" and os.altsep is None
 
 
 def _is_plain_file(entry: os.DirEntry) -> bool:
@@ -157,7 +195,7 @@ def _split_posix(path: str) -> Tuple[str, str]:
     return head, tail
 
 
-split_path = _split_posix if os.sep == "/" and os.altsep is None else os.path.split
+split_path = _split_posix if _POSIX_PATHS else os.path.split
 
 
 def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = False) -> Discovered:
@@ -181,7 +219,9 @@ def discover_lazily(paths: Sequence[str], settings: Settings,
 def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovered) -> Iterator[str]:
     """`settings`: one Settings, or a SettingsResolver: each entry is then judged by the
     settings of the folder it sits in (its nearest configuration)."""
+    global _LAST_EXCLUSIONS
     _exclusions.cache_clear()  # relative folders depend on the working directory
+    _LAST_EXCLUSIONS = (None, None)
     gitignore = GitIgnore()
 
     def is_excluded(path: str, is_dir: bool) -> bool:
@@ -220,11 +260,12 @@ def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovere
         if os.path.isdir(given):
             if force_exclude and is_excluded(given, True):
                 continue
-            for folder, base, files in _walk_folders(given, is_excluded_folder):
+            for folder, base, real_base, files in _walk_folders(given, is_excluded_folder):
+                real_folders.setdefault(folder, real_base)
                 folder_settings = settings.for_folder(folder)
                 for entry in files:
                     name = entry.name
-                    if language_for(name) is None:
+                    if language_for_name(name) is None:
                         continue
                     path = base + name
                     if is_excluded_in(folder, name, folder_settings, False):

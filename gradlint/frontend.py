@@ -81,6 +81,20 @@ def language_for(path: str) -> Optional[Language]:
         return _look_up(extension)
 
 
+def language_for_name(name: str) -> Optional[Language]:
+    """`language_for` of a plain file name (no folder), as a walk asks of every entry:
+    the extension `os.path.splitext` gives, found without it for a name not starting with a
+    dot (then the last dot starts the extension)."""
+    dot = name.rfind(".")
+    if dot <= 0 or name[0] == ".":
+        return language_for(name)
+    extension = name[dot:].lower()
+    try:
+        return _BY_EXTENSION[extension]
+    except KeyError:
+        return _look_up(extension)
+
+
 def languages() -> Tuple[Language, ...]:
     """Every front end (importing them all)."""
     found = (_BY_EXTENSION[extension] if extension in _BY_EXTENSION else _look_up(extension)

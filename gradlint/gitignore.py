@@ -29,11 +29,13 @@ class _Globs:
         self.prefixes = tuple(glob[:-1] for glob in globs if glob.count("*") == 1 and glob.endswith("*")
                               and "?" not in glob and len(glob) > 1)
         kept = set(self.names) | {"*" + suffix for suffix in self.suffixes} | {prefix + "*" for prefix in self.prefixes}
-        self.others = tuple(glob for glob in dict.fromkeys(globs) if glob not in kept)
+        others = [glob for glob in dict.fromkeys(globs) if glob not in kept]
+        # one regex for the other globs: a name is asked once, not once per glob
+        self.others = re.compile("|".join(fnmatch.translate(glob) for glob in others)).match if others else None
 
     def any_match(self, name: str) -> bool:
         return (name in self.names or name.endswith(self.suffixes) or name.startswith(self.prefixes)
-                or any(fnmatch.fnmatchcase(name, glob) for glob in self.others))
+                or (self.others is not None and self.others(name) is not None))
 
 
 def _loosened(glob: str) -> Optional[str]:
