@@ -29,6 +29,8 @@ _MAGIC = b"gradlint-cache-7\n"
 # makes its own, and the oldest are removed past this many.
 MAX_INDEXES = 8
 _CHECKSUM_SIZE = 16
+# The index's entry for `ResultCache.second_pass_fingerprint`: no path's key (those have 16 bytes).
+_SECOND_PASS_KEY = b"second pass"
 _DIGEST_SIZE = 16  # of a file's content
 
 
@@ -231,6 +233,18 @@ class ResultCache:
               project: Optional[ProjectFacts] = None) -> None:
         self.updates[key] = _pack_entry(digest, encoded_findings, stamp, project.to_data() if project else None)
 
+    def second_pass_fingerprint(self) -> Optional[bytes]:
+        """The fingerprint of the files (paths and contents, in order) whose second pass
+        (`runner._follow_imports`) the index is the result of; None when unknown."""
+        found = self.entries.get(_SECOND_PASS_KEY)
+        return found if isinstance(found, bytes) else None
+
+    def note_second_pass(self, fingerprint: Optional[bytes]) -> None:
+        """The index will be the second pass's result over the files of `fingerprint`
+        (None: of no known set); kept only if no other run writes the index meanwhile."""
+        if fingerprint != self.second_pass_fingerprint() or self.updates or self.discarded:
+            self.updates[_SECOND_PASS_KEY] = fingerprint
+
     def discard(self, key: bytes) -> None:
         """Drop an entry that does not decode: a miss now, and gone from the index once saved."""
         self.entries.pop(key, None)
@@ -244,10 +258,17 @@ class ResultCache:
             return None
         # Another run may have written since we read: merge into what it wrote. Otherwise
         # update in place, not to hold two copies of a large index.
-        merged = self.entries if self._stamp() == self.read_stamp else self._read()
+        alone = self._stamp() == self.read_stamp
+        merged = self.entries if alone else self._read()
         for key in discarded:
             merged.pop(key, None)
+        fingerprint = self.updates.pop(_SECOND_PASS_KEY, None)
         merged.update(self.updates)
+        # the second pass's fingerprint holds only for entries no other run has replaced
+        if fingerprint is not None and alone:
+            merged[_SECOND_PASS_KEY] = fingerprint
+        else:
+            merged.pop(_SECOND_PASS_KEY, None)
         self.updates = {}
         payload = marshal.dumps(merged)
         checksum = blake2b(payload, digest_size=_CHECKSUM_SIZE).digest()

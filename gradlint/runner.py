@@ -13,6 +13,7 @@ import os
 import time
 from typing import Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from gradlint.digest import blake2b
 from gradlint.discovery import split_path
 from gradlint.engine import FileReport, Linter
 from gradlint.frontend import language_for
@@ -260,7 +261,7 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
         while waiting:
             path, cached = waiting.popleft()
             taken.take(path, cached, results)
-        _follow_imports(job, taken, pool)
+        _second_pass(job, taken, pool)
     finally:
         if results is not None:
             results.close()  # ends a pool `_results` started (also on Ctrl-C)
@@ -279,14 +280,26 @@ class _Taken:
         self.reports: List[FileReport] = []
         self.positions: List[int] = []  # of each kept report, in the input
         self.facts: Dict[str, Tuple[int, ProjectFacts, Optional[bytes]]] = {}  # path -> (position, facts, digest)
-        self.python_paths: Dict[str, Tuple[str, int]] = {}  # absolute path -> (path as given, position)
+        self.python_paths: List[Tuple[str, int]] = []  # (path as given, position) of each module
         self.count = 0
+        # What the second pass depends on: the files in order, each with the digest of the
+        # content its entry holds (`_second_pass`); None once a file has no entry.
+        self.fingerprint = blake2b(job.mode.encode(), digest_size=16)
+        self.complete = True
+        self.linted = 0  # files not found in the cache
+
+    def _fingerprint(self, path: str, digest: Optional[bytes]) -> None:
+        if digest is None:
+            self.complete = False
+        elif self.complete:
+            self.fingerprint.update(path.encode("utf-8", "surrogatepass") + b"\0" + digest)
 
     def take(self, path: str, cached: Optional[FileReport], results: Optional[Iterator] = None) -> None:
         """One file: its cached report, or else the next of `results` (in the order of misses)."""
         if cached is None:
             self.take_result(path, next(results))
         else:
+            self._fingerprint(path, cached.digest)
             if cached.project:
                 self.facts[path] = (self.count, cached.project, cached.digest)
             self._keep(cached, path)
@@ -295,6 +308,8 @@ class _Taken:
         """One file just linted: (its report, or None when clean; its cache entry or None;
         its (project facts, digest) or None)."""
         report, entry, facts = result
+        self.linted += 1
+        self._fingerprint(path, entry[0] if entry is not None else None)
         self._store(path, entry, facts, self.count)
         self._keep(report, path)
 
@@ -319,7 +334,7 @@ class _Taken:
 
     def _keep(self, report: Optional[FileReport], path: str) -> None:
         if path.endswith(".py"):  # a module others may import (`_follow_imports`)
-            self.python_paths[self.job.absolute(path)] = (path, self.count)
+            self.python_paths.append((path, self.count))
         if report is not None and _worth_keeping(report):
             self.reports.append(report)
             self.positions.append(self.count)
@@ -342,6 +357,21 @@ class _Taken:
             self.take(path, cached, pool.ready_results)
 
 
+def _second_pass(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> None:
+    """`_follow_imports`, unless the cache is its result over these very files: a run that
+    found every file in the cache, whose index a run over the same files (the same paths in
+    the same order, the same contents) left after its second pass, would change nothing
+    (the second pass leaves what it reads settled: checked again, a file's facts are those
+    the next pass expects). Only a run with one cache (one configuration) keeps that mark."""
+    caches = list(job.caches.values()) if job.mode == "check" else []
+    cache = caches[0] if len(caches) == 1 else None
+    fingerprint = taken.fingerprint.digest() if taken.complete else None
+    if cache is None or taken.linted or fingerprint is None or cache.second_pass_fingerprint() != fingerprint:
+        _follow_imports(job, taken, pool)
+    if cache is not None:
+        cache.note_second_pass(fingerprint)
+
+
 def _follow_imports(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> None:
     """The second pass (`gradlint.python.project`), in the pool when the run has one. Each
     file that entered inference mode says what it passed a tracked value to; the modules it
@@ -359,7 +389,8 @@ def _follow_imports(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> Non
         ModuleFinder, ProjectIndex, covers, merged, passed_names, split_alias,
     )
 
-    finder = ModuleFinder(taken.python_paths)
+    python_paths = {job.absolute(path): (path, position) for path, position in taken.python_paths}
+    finder = ModuleFinder(python_paths)
     requests: Dict[str, tuple] = {}  # absolute path of a module to summarize -> `project.Request`
     for path, (_, facts, _) in facts_of.items():
         passed = passed_names(facts.exports) if facts.entered else ()
@@ -375,7 +406,7 @@ def _follow_imports(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> Non
             requests[target] = merged(requests.get(target), tuple(tuple(sorted(part)) for part in request))
     summarizing = []
     for target, request in sorted(requests.items()):
-        path, position = taken.python_paths[target]
+        path, position = python_paths[target]
         done = facts_of[path][1].exports if path in facts_of else None
         if not covers(done, request):
             if done is not None and done[2] is not None:

@@ -184,3 +184,70 @@ def test_a_guard_of_another_module_is_followed_and_its_change_reaches_the_cached
     session.write_text(session.read_text().replace("torch.inference_mode()", "torch.no_grad()"))
     assert _findings(folder, jobs=1, cache_dir=cache) == []  # a no_grad session makes normal tensors
     assert sorted(counting.paths) == ["main.py", "session.py"]
+
+
+class _CountingPasses:
+    """Counts the runs of the second pass (`runner._follow_imports`)."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        original = runner._follow_imports
+
+        def counting(*args):
+            self.count += 1
+            return original(*args)
+
+        monkeypatch.setattr(runner, "_follow_imports", counting)
+
+
+def test_a_warm_run_over_the_same_files_skips_the_second_pass_and_a_change_brings_it_back(tmp_path, monkeypatch):
+    folder = _copy_project(tmp_path)
+    cache = str(tmp_path / "cache")
+    passes = _CountingPasses(monkeypatch)
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 13, "GL201")]
+    assert passes.count == 1
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 13, "GL201")]
+    assert passes.count == 1  # every file cached, the index the result of a pass over them
+    predict = folder / "predict.py"
+    original = predict.read_text()
+    predict.write_text(original.replace("@torch.inference_mode()", "@torch.no_grad()"))
+    assert _findings(folder, jobs=1, cache_dir=cache) == []
+    assert passes.count == 2
+    predict.write_text(original)
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 13, "GL201")]
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 13, "GL201")]
+    assert passes.count == 3
+
+
+def test_a_run_over_other_files_in_between_brings_the_second_pass_back(tmp_path, monkeypatch):
+    """main.py checked alone has no summary of predict.py to read, and its entry says so:
+    the next run over both, every file cached, must follow the import again."""
+    folder = _copy_project(tmp_path)
+    cache = str(tmp_path / "cache")
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 13, "GL201")]
+    main = str(folder / "main.py")
+    alone = run_files([main], SETTINGS, jobs=1, cache_dir=cache)
+    assert [finding.code for report in alone.reports for finding in report.findings] == []
+    passes = _CountingPasses(monkeypatch)
+    assert _findings(folder, jobs=1, cache_dir=cache) == [("main.py", 13, "GL201")]
+    assert passes.count == 1
+
+
+def test_the_second_pass_mark_is_dropped_when_another_run_wrote_the_index(tmp_path):
+    from gradlint.result_cache import ResultCache
+
+    directory = str(tmp_path / "cache")
+    first = ResultCache(directory, SETTINGS)
+    first.store(b"k" * 16, b"d" * 16, ())
+    first.note_second_pass(b"f" * 16)
+    assert first.save() is None
+    assert ResultCache(directory, SETTINGS).second_pass_fingerprint() == b"f" * 16
+    ours, theirs = ResultCache(directory, SETTINGS), ResultCache(directory, SETTINGS)
+    theirs.store(b"m" * 16, b"e" * 16, ())
+    assert theirs.save() is None  # (it leaves no mark: it noted no pass)
+    ours.store(b"k" * 16, b"x" * 16, ())
+    ours.note_second_pass(b"g" * 16)
+    assert ours.save() is None
+    merged = ResultCache(directory, SETTINGS)
+    assert merged.second_pass_fingerprint() is None  # their entry may not be what our pass read
+    assert {b"k" * 16, b"m" * 16} <= set(merged.entries)
