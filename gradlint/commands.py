@@ -13,7 +13,7 @@ import sys
 from typing import Iterable, Iterator, Optional, Sequence, Tuple
 
 from gradlint.config import ConfigError
-from gradlint.discovery import DiscoveryError, discover_lazily, split_path
+from gradlint.discovery import DiscoveryError, discover_lazily, relative_path, split_path
 from gradlint.engine import FileReport, Linter, exit_code
 from gradlint.frontend import language_for
 from gradlint.reporters import ReporterOptions, RunResult, format_names, reporter_for
@@ -100,7 +100,7 @@ def _display_paths(paths: Iterable[str]) -> Iterator[str]:
     for path in paths:
         folder, name = split_path(path)
         if folder not in shown_folders:
-            relative = os.path.relpath(folder or ".")
+            relative = relative_path(folder or ".")
             shown_folders[folder] = None if relative.startswith("..") else relative
         relative = shown_folders[folder]
         yield path if relative is None else name if relative == "." else os.path.join(relative, name)

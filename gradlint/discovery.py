@@ -92,7 +92,29 @@ def _relative_to(absolute: str, root: str) -> str:
     inside = start if start.endswith(os.sep) else start + os.sep
     if absolute.startswith(inside):
         return absolute[len(inside):] or "."
-    return "." if absolute == start else os.path.relpath(absolute, start)
+    return "." if absolute == start else relative_path(absolute, start)
+
+
+def relative_path(path: str, start: Optional[str] = None) -> str:
+    """`os.path.relpath(path, start or the working folder)`, asked once per folder of a
+    walk: on POSIX, the components of an absolute `start` split once, not per call."""
+    if not _POSIX_PATHS:
+        return os.path.relpath(path, start or os.curdir)
+    start = os.curdir if start is None else start
+    start_parts = _parts_of(start if start.startswith("/") else os.path.abspath(start))
+    path_parts = [part for part in os.path.abspath(path).split("/") if part]
+    common = 0
+    for ours, theirs in zip(start_parts, path_parts):
+        if ours != theirs:
+            break
+        common += 1
+    parts = [os.pardir] * (len(start_parts) - common) + path_parts[common:]
+    return "/".join(parts) if parts else os.curdir
+
+
+@functools.lru_cache(maxsize=16)
+def _parts_of(start: str) -> Tuple[str, ...]:
+    return tuple(part for part in os.path.normpath(start).split("/") if part)
 
 
 @functools.lru_cache(maxsize=8)

@@ -56,3 +56,21 @@ def test_the_literal_shortcut_of_wildcard_exclusions_changes_nothing(tmp_path):
             name = generator.choice(names)
             assert shortcut.excluded(folder, name, str(tmp_path)) == regex_only.excluded(folder, name, str(tmp_path)), \
                 (patterns, folder, name)
+
+
+def test_relative_paths_are_relpaths(tmp_path, monkeypatch):
+    from gradlint.discovery import relative_path
+
+    monkeypatch.chdir(tmp_path)
+    generator = random.Random(2)
+    parts = ["a", "b", "ab", "..", ".", "", "c"]
+    for _ in range(2000):
+        path = "/".join(generator.choice(parts) for _ in range(generator.randint(1, 5)))
+        start = "/".join(generator.choice(parts) for _ in range(generator.randint(0, 4)))
+        if generator.random() < 0.5:
+            path = "/" + path
+        if start and generator.random() < 0.5:
+            start = "/" + start
+        path = path or "."
+        expected = os.path.relpath(path, start or os.curdir)
+        assert relative_path(path, start or None) == expected, (path, start)
