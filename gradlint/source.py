@@ -131,6 +131,15 @@ def _first_bad_utf8_byte(body: bytes) -> int:
 
 def decode_python(raw: bytes) -> DecodedSource:
     """Decode as Python does: BOM, then a PEP 263 cookie, else UTF-8."""
+    if raw.isascii() and b"coding" not in raw[:_second_line_end(raw)]:
+        # no BOM, no cookie (it needs the word in the first two lines): UTF-8, which ASCII
+        # always is, without tokenize's search
+        return DecodedSource(raw.decode("ascii"), "utf-8", False, raw)
+    return _decode_python_searched(raw)
+
+
+def _decode_python_searched(raw: bytes) -> DecodedSource:
+    """`decode_python` by tokenize's search for the BOM and the cookie."""
     bom = raw.startswith(_BOM)
     body = raw[len(_BOM):] if bom else raw
     try:
@@ -154,6 +163,14 @@ def decode_python(raw: bytes) -> DecodedSource:
         raise _undecodable(f"encoding problem: {codec} cannot decode this file ({error})",
                            body, "utf-8", 0) from None
     return DecodedSource(text, codec, bom, raw)
+
+
+def _second_line_end(raw: bytes) -> int:
+    first = raw.find(b"\n")
+    if first < 0:
+        return len(raw)
+    second = raw.find(b"\n", first + 1)
+    return len(raw) if second < 0 else second
 
 
 def decode_cpp(raw: bytes) -> DecodedSource:

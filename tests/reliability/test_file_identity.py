@@ -11,7 +11,7 @@ import pytest
 
 from reliability_support import GUARDED, GUARDED_FIXED, gradlint_process
 from gradlint import source as source_module
-from gradlint.source import ReadOnlyFile, decode_python, remove_stale_temporaries, write_atomic
+from gradlint.source import ReadOnlyFile, UndecodableSource, decode_python, remove_stale_temporaries, write_atomic
 
 
 def _run(cwd, *args, **kwargs):
@@ -168,3 +168,27 @@ def test_a_run_removes_the_temporaries_a_killed_run_left_and_only_those(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["m.py", fresh.name, not_ours.name])
     remove_stale_temporaries(str(tmp_path))  # nothing stale left: nothing else goes
     assert fresh.exists() and not_ours.exists()
+
+
+
+def test_ascii_sources_decode_as_the_cookie_search_reads_them():
+    """decode_python reads plain ASCII without tokenize's search for a cookie: the same
+    text, codec and bytes as the search gives, or the same refusal (a cookie in the first
+    two lines may name another codec, or one Python refuses)."""
+    import random
+
+    def outcome(decode, raw):
+        try:
+            decoded = decode(raw)
+        except UndecodableSource as error:
+            return "refused", error.message, error.text, error.offset, error.binary
+        return decoded.text, decoded.encoding, decoded.bom, decoded.raw
+
+    generator = random.Random(4)
+    lines = ["import torch", "# -*- coding: latin-1 -*-", "# coding=utf-16", "#!/usr/bin/env python",
+             "# vim: set fileencoding=ascii :", "x = 'coding'", "", "# coding: rot13", "# coding: nonesuch",
+             "with torch.no_grad():", "\tpass  # \x00"]
+    for _ in range(1000):
+        raw = "\n".join(generator.choice(lines) for _ in range(generator.randint(0, 4))).encode()
+        raw = raw.replace(b"\n", generator.choice([b"\n", b"\r\n", b"\r"]))
+        assert outcome(decode_python, raw) == outcome(source_module._decode_python_searched, raw), raw
