@@ -184,10 +184,13 @@ def _has_gradlint_table(path: str) -> bool:
     return not isinstance(tool, dict) or "gradlint" in tool
 
 
-def config_file_in(folder: str) -> Optional[str]:
+def config_file_in(folder: str, present: Optional[frozenset] = None) -> Optional[str]:
     """The configuration file of `folder` itself, or None (a pyproject.toml counts only
-    with a [tool.gradlint] table)."""
+    with a [tool.gradlint] table). `present`: which of CONFIG_FILE_NAMES the folder's
+    listing holds, when known (the others are not looked for)."""
     for name in CONFIG_FILE_NAMES:
+        if present is not None and name not in present:
+            continue
         candidate = os.path.join(folder, name)
         if os.path.isfile(candidate) and (name != "pyproject.toml" or _has_gradlint_table(candidate)):
             return candidate

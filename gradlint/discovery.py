@@ -11,6 +11,7 @@ import re
 import stat
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
+from gradlint.config import CONFIG_FILE_NAMES
 from gradlint.digest import blake2b
 from gradlint.frontend import language_for, language_for_name
 from gradlint.gitignore import GitIgnore
@@ -156,13 +157,14 @@ def skip_reason(path: str) -> Optional[str]:
     return None
 
 
-def _walk_folders(top: str, excluded) -> Iterator[Tuple[str, str, str, List[os.DirEntry]]]:
+def _walk_folders(top: str, excluded, listed=None) -> Iterator[Tuple[str, str, str, List[os.DirEntry]]]:
     """(folder, the folder as a prefix of its entries' paths, its real path (symbolic links
     resolved) as a prefix, its non-folder entries sorted by name) from `top` down,
     subfolders in name order, without entering symbolic links to folders or folders
     `excluded(folder, name)` names; a folder that cannot be listed is passed over (as
     `os.walk` does). A subfolder entered is no link, so its real path is its parent's
-    and its name: `realpath` (a system call per component) only for `top`."""
+    and its name: `realpath` (a system call per component) only for `top`. `listed(folder,
+    names)`, before the folder's entries are judged: which of `NOTED_NAMES` it holds."""
     stack = [(top, None)]
     while stack:
         folder, real_base = stack.pop()
@@ -171,6 +173,8 @@ def _walk_folders(top: str, excluded) -> Iterator[Tuple[str, str, str, List[os.D
                 entries = sorted(listing, key=_entry_name)
         except OSError:
             continue
+        if listed is not None:
+            listed(folder, frozenset(entry.name for entry in entries if entry.name in NOTED_NAMES))
         base = _as_prefix(folder)
         if real_base is None:
             real_base = _as_prefix(os.path.realpath(folder or "."))
@@ -189,6 +193,9 @@ def _walk_folders(top: str, excluded) -> Iterator[Tuple[str, str, str, List[os.D
 
 
 _entry_name = operator.attrgetter("name")
+# Names whose presence in a folder the walk tells those who would ask the file system:
+# the .gitignore files and repository roots, the configuration files.
+NOTED_NAMES = frozenset((".gitignore", ".git") + CONFIG_FILE_NAMES)
 
 
 def _as_prefix(folder: str) -> str:
@@ -258,6 +265,14 @@ def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovere
         return (_excluded_in(folder, name, folder_settings, folder_settings.root)
                 or (folder_settings.respect_gitignore and gitignore.ignored_in(folder, name, is_dir)))
 
+    note_settings = getattr(settings, "note_listing", None)  # a SettingsResolver's
+
+    def listed(folder: str, present: frozenset) -> None:
+        absolute = os.path.abspath(folder or ".")
+        gitignore.note_listing(absolute, present)
+        if note_settings is not None:
+            note_settings(absolute, present)
+
     seen = set()
     real_folders: Dict[str, str] = {}  # folder -> its real path, as a prefix
 
@@ -282,7 +297,7 @@ def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovere
         if os.path.isdir(given):
             if force_exclude and is_excluded(given, True):
                 continue
-            for folder, base, real_base, files in _walk_folders(given, is_excluded_folder):
+            for folder, base, real_base, files in _walk_folders(given, is_excluded_folder, listed):
                 real_folders.setdefault(folder, real_base)
                 folder_settings = settings.for_folder(folder)
                 for entry in files:

@@ -381,12 +381,22 @@ class GitIgnore:
         self._files: Dict[str, Optional[_IgnoreFile]] = {}
         self._chains: Dict[str, List[str]] = {}
         self._above: Dict[str, list] = {}
+        self._present: Dict[str, frozenset] = {}  # absolute folder -> its names among .gitignore, .git
+
+    def note_listing(self, folder: str, present: frozenset) -> None:
+        """The walk listed the absolute `folder`: of `.gitignore` and `.git`, it holds
+        `present` (what it lacks needs no system call to know)."""
+        self._present[folder] = present
+
+    def _holds(self, folder: str, name: str) -> bool:
+        present = self._present.get(folder)
+        return present is None or name in present
 
     def _file(self, folder: str) -> Optional[_IgnoreFile]:
         if folder not in self._files:
             found = None
             path = os.path.join(folder, ".gitignore")
-            if os.path.isfile(path):
+            if self._holds(folder, ".gitignore") and os.path.isfile(path):
                 try:
                     with open(path, encoding="utf-8", errors="replace") as handle:
                         found = _IgnoreFile(handle.read().splitlines())
@@ -400,7 +410,7 @@ class GitIgnore:
         chain = self._chains.get(folder)
         if chain is None:
             parent = os.path.dirname(folder)
-            if os.path.isdir(os.path.join(folder, ".git")) or parent == folder:
+            if (self._holds(folder, ".git") and os.path.isdir(os.path.join(folder, ".git"))) or parent == folder:
                 chain = [folder]
             else:
                 chain = self._chain(parent) + [folder]

@@ -73,6 +73,7 @@ class SettingsResolver:
         self._settings_of_config: Dict[Optional[str], Settings] = {}
         self._settings_of_given_folder: Dict[str, Settings] = {}  # the folder as given
         self._fixed: Optional[Settings] = None
+        self._present: Dict[str, frozenset] = {}  # absolute folder -> the configuration names it holds
         if command_line.config_path is not None:
             self._fixed = settings_from(load(command_line.config_path), command_line)
         elif command_line.isolated:
@@ -98,6 +99,11 @@ class SettingsResolver:
             self._settings_of_given_folder[folder] = settings
         return settings
 
+    def note_listing(self, folder: str, present: frozenset) -> None:
+        """A walk listed the absolute `folder`, which holds `present` of the names it notes."""
+        if folder not in self._config_of_folder:
+            self._present[folder] = present
+
     def config_file_for(self, folder: str) -> Optional[str]:
         """The nearest configuration file at or above the absolute `folder`."""
         unresolved = []
@@ -107,7 +113,7 @@ class SettingsResolver:
                 found = self._config_of_folder[folder]
                 break
             unresolved.append(folder)
-            found = config_file_in(folder)
+            found = config_file_in(folder, self._present.pop(folder, None))
             if found is not None:
                 break
             parent = os.path.dirname(folder)

@@ -74,3 +74,32 @@ def test_relative_paths_are_relpaths(tmp_path, monkeypatch):
         path = path or "."
         expected = os.path.relpath(path, start or os.curdir)
         assert relative_path(path, start or None) == expected, (path, start)
+
+
+def test_the_walk_looks_for_gitignore_and_configuration_files_only_where_its_listing_shows_them(tmp_path,
+                                                                                               monkeypatch):
+    from gradlint.nearest_config import SettingsResolver
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("generated_*.py\n")
+    for index in range(5):
+        (tmp_path / f"pkg{index}" / "sub").mkdir(parents=True)
+        (tmp_path / f"pkg{index}" / "sub" / "model.py").write_text("x = 1\n")
+        (tmp_path / f"pkg{index}" / "generated_model.py").write_text("x = 1\n")
+    (tmp_path / "pkg3" / ".gitignore").write_text("model.py\n")  # found though nested
+    (tmp_path / "pkg4" / "gradlint.toml").write_text('[tool.gradlint]\nexclude = ["sub"]\n')
+    asked = []
+    original = os.path.isfile
+
+    def isfile(path):
+        asked.append(path)
+        return original(path)
+
+    monkeypatch.setattr(os.path, "isfile", isfile)
+    monkeypatch.chdir(tmp_path)
+    found = discover(["."], SettingsResolver()).files
+    assert sorted(found) == [os.path.join(".", f"pkg{index}", "sub", "model.py") for index in range(3)]
+    # the root's and pkg3's .gitignore and pkg4's configuration; nothing for the other folders (those
+    # above the walk are asked of the file system)
+    inside = [os.path.relpath(path, tmp_path) for path in asked if path.startswith(str(tmp_path) + os.sep)]
+    assert sorted(inside) == [".gitignore", os.path.join("pkg3", ".gitignore"), os.path.join("pkg4", "gradlint.toml")]
