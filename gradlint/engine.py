@@ -36,7 +36,7 @@ class FileReport(Record):
                  diff_texts: Optional[Tuple[str, str]] = None,
                  # Across modules (`gradlint.python.project`): what it offers importers, what it imports
                  exports: object = None, imports: Tuple[str, ...] = (),
-                 project: object = None,  # from the cache: its `result_cache.ProjectFacts`, with the digest it was for
+                 project: object = None,  # from the cache: its `result_cache.ProjectFacts`' data, with the digest it was for
                  digest: Optional[bytes] = None) -> None:
         self._set(path=path, findings=[] if findings is None else findings, error=error,
                   notes=[] if notes is None else notes, applied_fixes=[] if applied_fixes is None else applied_fixes,

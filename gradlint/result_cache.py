@@ -130,15 +130,17 @@ def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple], 
     return (packed, encoded_findings) if encoded_findings else packed
 
 
-def unpack_entry(entry) -> Tuple[bytes, tuple, Optional[tuple], Optional["ProjectFacts"]]:
+def unpack_entry(entry, decode_facts: bool = True) -> Tuple[bytes, tuple, Optional[tuple], object]:
     """(digest, encoded findings, stamp or None, project facts or None) of a `_pack_entry`
-    result; ValueError (or TypeError, struct.error) for anything else."""
+    result; ValueError (or TypeError, struct.error) for anything else. Without
+    `decode_facts`, the facts come as the data `ProjectFacts.from_data` reads (a warm run
+    whose second pass is skipped never reads them)."""
     project = None
     if isinstance(entry, bytes):
         packed, encoded_findings = entry, ()
     elif len(entry) == 3:
         packed, encoded_findings, project = entry
-        project = ProjectFacts.from_data(project)
+        project = ProjectFacts.from_data(project) if decode_facts else project
     else:
         packed, encoded_findings = entry
     if not isinstance(packed, bytes) or len(packed) not in (_DIGEST_SIZE, _DIGEST_SIZE + _STAMP.size) \

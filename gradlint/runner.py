@@ -113,7 +113,7 @@ class _Job(Record):
         if entry is None:
             return None
         try:
-            digest, encoded_findings, stamp, project = unpack_entry(entry)
+            digest, encoded_findings, stamp, project = unpack_entry(entry, decode_facts=False)
             findings = [decode_finding(path, data) for data in encoded_findings]
         except Exception:  # any shape but the one written: a miss, and the entry goes
             cache.discard(key)
@@ -129,7 +129,7 @@ class _Job(Record):
                 f.fix is not None and f.fix.is_applicable(settings.unsafe_fixes) for f in findings):
             return None
         report = FileReport(path, findings)
-        report.project, report.digest = project or ProjectFacts(), digest
+        report.project, report.digest = project, digest  # the facts' data: `_Taken.decode_facts`
         return report
 
     def lint(self, path: str, project=None, dependencies: Tuple = (), kept: Optional[ProjectFacts] = None) -> tuple:
@@ -300,9 +300,28 @@ class _Taken:
             self.take_result(path, next(results))
         else:
             self._fingerprint(path, cached.digest)
-            if cached.project:
+            if cached.project is not None:  # (data, decoded by `decode_facts`)
                 self.facts[path] = (self.count, cached.project, cached.digest)
             self._keep(cached, path)
+
+    def decode_facts(self) -> List[Tuple[str, int]]:
+        """The cached facts' data as `ProjectFacts`, before a second pass reads them; the
+        (path, position) of the files whose data is of another shape (lint them again)."""
+        refused = []
+        for path, (position, facts, digest) in list(self.facts.items()):
+            if isinstance(facts, ProjectFacts):
+                continue
+            try:
+                decoded = ProjectFacts.from_data(facts)
+            except Exception:  # any shape but the one written
+                refused.append((path, position))
+                del self.facts[path]
+                continue
+            if decoded:
+                self.facts[path] = (position, decoded, digest)
+            else:
+                del self.facts[path]
+        return refused
 
     def take_result(self, path: str, result: tuple) -> None:
         """One file just linted: (its report, or None when clean; its cache entry or None;
@@ -367,6 +386,9 @@ def _second_pass(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> None:
     cache = caches[0] if len(caches) == 1 else None
     fingerprint = taken.fingerprint.digest() if taken.complete else None
     if cache is None or taken.linted or fingerprint is None or cache.second_pass_fingerprint() != fingerprint:
+        for path, position in taken.decode_facts():  # their entries are misses now
+            job.cache_for(job.settings.for_path(path)).discard(job.key(path))
+            taken.replace(path, position, job.lint(path))
         _follow_imports(job, taken, pool)
     if cache is not None:
         cache.note_second_pass(fingerprint)

@@ -251,3 +251,23 @@ def test_the_second_pass_mark_is_dropped_when_another_run_wrote_the_index(tmp_pa
     merged = ResultCache(directory, SETTINGS)
     assert merged.second_pass_fingerprint() is None  # their entry may not be what our pass read
     assert {b"k" * 16, b"m" * 16} <= set(merged.entries)
+
+
+def test_cached_facts_of_another_shape_make_their_file_checked_again_when_a_second_pass_reads_them(
+        tmp_path, monkeypatch):
+    from gradlint import result_cache
+
+    folder = _copy_project(tmp_path)
+    cache_dir = str(tmp_path / "cache")
+    assert _findings(folder, jobs=1, cache_dir=cache_dir) == [("main.py", 13, "GL201")]
+    cache = result_cache.ResultCache(cache_dir, SETTINGS)
+    key = result_cache.path_key(str(folder / "main.py"))
+    packed, findings, _ = cache.entries[key]
+    cache.updates[key] = (packed, findings, ("not", "facts"))  # written by no version of gradlint
+    assert cache.save() is None
+    (folder / "unrelated.py").write_text("import torch\n")  # a file to lint: the second pass runs
+    counting = _Counting(monkeypatch)
+    assert _findings(folder, jobs=1, cache_dir=cache_dir) == [("main.py", 13, "GL201")]
+    assert counting.paths.count("main.py") >= 1
+    entry = result_cache.ResultCache(cache_dir, SETTINGS).entries[key]
+    assert result_cache.unpack_entry(entry)[3] is not None  # its facts rewritten, and they decode
