@@ -2,6 +2,7 @@
 syntax, NOLINTBEGIN/END blocks, a file-level noqa, the unused-suppression rule (GL003),
 --add-noqa, and fixes that keep every suppression."""
 import json
+import re
 
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
@@ -207,12 +208,29 @@ def test_fixes_keep_the_suppression_comments_they_did_not_add(project, run_cli):
         assert comment in fixed, fixed
 
 
-@given(st.text(alphabet="nNoOqQaAlLiItTgGrRdD: #,0123456789-\n\u00e9", max_size=40))
-@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="nNoOqQaAlLiItTgGrRdD: #,0123456789-\n\t\r\x0b\x1c\u00a0\u2028"
+                       "\u00e9\u0130\u0131\u212a\u017f", max_size=40))
+@hypothesis_settings(max_examples=500, deadline=None)
 def test_the_fast_search_for_codes_answers_as_the_pattern(text):
-    """`may_name_our_codes` looks for the pattern's words in lowered ASCII text first: it
-    must answer as the case-insensitive pattern does, in any case and with non-ASCII text."""
+    """`may_name_our_codes` tries the lowered pattern in the lowered text, where its markers
+    are: it must answer as the case-insensitive pattern does, in any case, with any
+    whitespace and with the letters that have non-ASCII case twins (dotless i, Kelvin sign)."""
     assert may_name_our_codes(text) == (MAY_NAME_OUR_CODES.search(text) is not None)
+
+
+def test_only_the_listed_characters_match_the_patterns_letters_ignoring_case():
+    """Lowering the text is exact for the pattern everywhere but at the characters that
+    `may_name_our_codes` hands to the pattern itself: no other cased character matches
+    one of its letters ignoring case, or lowers to one."""
+    from gradlint.suppression import _CASE_TWINS_OF_OUR_LETTERS
+
+    letters = set("noqalintgrd")
+    cased = (chr(point) for point in range(0x80, 0x110000)
+             if chr(point).lower() != chr(point) or chr(point).upper() != chr(point))
+    twins = {character for character in cased
+             if set(character.lower()) & letters
+             or any(re.fullmatch("(?i)" + letter, character) for letter in letters)}
+    assert twins == set(_CASE_TWINS_OF_OUR_LETTERS)
 
 
 @pytest.mark.parametrize("comment", ["# NoQa: GL402", "# noqa: ALL", "// NOLINT(GL101)", "# GRADLINT: noqa",
