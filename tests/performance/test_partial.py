@@ -57,6 +57,28 @@ def test_statements_start_only_where_python_starts_them():
     assert lines_of(MODULE, statement_starts(MODULE)) == [1, 5, 6, 11, 19, 25, 27]
 
 
+# The comments and literals `partial._NOT_CODE` blanks, written one character at a time:
+# its runs of ordinary characters must match exactly what this matches.
+NOT_CODE_BY_CHARACTER = re.compile(
+    r"""
+      \#[^\r\n]*
+    | \"\"\"(?:[^"\\]|\\.|"(?!""))*(?:\"\"\"|\Z)
+    | '''(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z)
+    | "(?:[^"\\\r\n]|\\\r\n|\\.)*"?
+    | '(?:[^'\\\r\n]|\\\r\n|\\.)*'?
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+@given(st.lists(st.sampled_from(['"', "'", '"""', "'''", "\\", "\\\r\n", "\\\n", "\r\n", "\r", "\n", "#", "x",
+                                 " ", "f("]), max_size=30).map("".join))
+@hypothesis_settings(max_examples=1000, deadline=None)
+def test_literals_are_blanked_as_read_one_character_at_a_time(text):
+    assert [match.span() for match in partial._NOT_CODE.finditer(text)] == \
+        [match.span() for match in NOT_CODE_BY_CHARACTER.finditer(text)]
+
+
 @pytest.mark.parametrize("text", [
     "x = 1\ry = 2\r",  # lone CR line endings: `^` would not see them
     "x = 1)\ny = 2\n",  # more closers than openers
