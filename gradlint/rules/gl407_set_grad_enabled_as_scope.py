@@ -1,4 +1,5 @@
 import ast
+import re
 
 import libcst as cst
 
@@ -72,6 +73,16 @@ class SetGradEnabledAsScope(Rule):
     fix_safety = Safety.UNSAFE
     prefilter = r"\bset_grad_enabled\b"
 
+    def text_screen_python(self, text: str) -> bool:
+        """Whether the text can hold a switch and its reset, before CPython parses it: both
+        are calls that name `set_grad_enabled` (an import binds the names a call may go
+        through, so without an import that renames it each call writes it), and the switch's
+        `False` comes after its name. Strings and comments count too: looser, never sharper."""
+        if _RENAMED.search(text):
+            return True
+        first = text.find(_SWITCH)
+        return first >= 0 and text.find(_SWITCH, first + len(_SWITCH)) >= 0 and text.find("False", first) >= 0
+
     def screen_python(self, outline) -> bool:
         """The check itself, without the fix: it reads only the outline."""
         return finds_any(_findings(outline))
@@ -115,6 +126,9 @@ def _findings(outline):
                 break
 
 
+_SWITCH = "set_grad_enabled"
+# `set_grad_enabled as name` in an import: calls through `name` do not write it.
+_RENAMED = re.compile(r"set_grad_enabled(?:\s|\\|#[^\r\n]*(?![^\r\n]))+as\b")
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 

@@ -6,6 +6,7 @@ import os
 import sys
 
 import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -41,6 +42,9 @@ def test_prefilter_and_screen_pass_every_file_the_rule_reports(code):
                 assert pattern.search(text), f"{code} reports in {fixture.id} but its prefilter does not match"
             assert not rule.prefilter_in_one_statement or PYTHON.one_statement_matches(text, patterns), \
                 f"{code} reports in {fixture.id} but no one statement holds its whole prefilter"
+            text_screen = rule.text_screen("python")
+            assert text_screen is None or text_screen(text), \
+                f"{code} reports in {fixture.id} but its text screen says it cannot"
             outline = parse_outline(text)
             assert outline is not None and screen(outline), \
                 f"{code} reports in {fixture.id} but its screen says it cannot"
@@ -160,4 +164,66 @@ def test_gl405_text_screen_skips_blocks_that_cannot_qualify(block, after):
     text = f"import torch\n\n\ndef f(model, x, cache, outputs, total):\n    with torch.no_grad():\n{block}{after}"
     rule = PYTHON_RULES["GL405"]()
     assert not list(rule.check("python", PYTHON.parse("scoring.py", text)))
+    assert not rule.text_screen("python")(text)
+
+
+# Pieces of modules as users write them: GL407's switch and reset under each spelling and
+# alias an import gives, beside code and prose that name the same words.
+SWITCH_PIECES = [
+    "import torch\n",
+    "import torch as T\n",
+    "from torch import set_grad_enabled as sge\n",
+    "from torch import (\n    set_grad_enabled  # the switch\n    as grad_switch,\n)\n",
+    "from torch.autograd import grad_mode\n",
+    "from torch import *\n",
+    "torch.set_grad_enabled(False)\n",
+    "T.set_grad_enabled(mode=False)\n",
+    "sge(False)\n",
+    "grad_switch(  # off\n    False)\n",
+    "grad_mode.set_grad_enabled((False))\n",
+    "set_grad_enabled(False)\n",
+    "torch.set_grad_enabled(True)\n",
+    "sge(True)\n",
+    "grad_switch(previous)\n",
+    "set_grad_enabled(previous)\n",
+    "previous = torch.is_grad_enabled()\n",
+    "logits = model(batch)\n",
+    "pass\n",
+    "# torch.set_grad_enabled(False) is a switch\n",
+    "NOTE = 'set_grad_enabled'\n",
+]
+
+
+@hypothesis_settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(SWITCH_PIECES), max_size=8), st.booleans())
+def test_gl407_text_screen_passes_wherever_the_rule_reports(pieces, in_function):
+    body = "".join(pieces)
+    text = "def run(model, batch, previous):\n" + "".join("    " + line + "\n" for line in body.splitlines()) \
+        + "    pass\n" if in_function else body
+    rule = PYTHON_RULES["GL407"]()
+    if list(rule.check("python", PYTHON.parse("loop.py", text))):
+        assert rule.text_screen("python")(text)
+
+
+@pytest.mark.parametrize("imported, switch, reset", [
+    (SWITCH_PIECES[0], "torch.set_grad_enabled(False)", "torch.set_grad_enabled(True)"),
+    (SWITCH_PIECES[2], "sge(False)", "sge(previous)"),
+    (SWITCH_PIECES[3], "grad_switch(  # off\n    False)", "grad_switch(True)"),
+    (SWITCH_PIECES[4], "grad_mode.set_grad_enabled((False))", "grad_mode.set_grad_enabled(previous)"),
+])
+def test_gl407_text_screen_passes_each_spelling_of_a_reported_switch(imported, switch, reset):
+    text = f"import torch\n{imported}previous = torch.is_grad_enabled()\n{switch}\nlogits = model(batch)\n{reset}\n"
+    rule = PYTHON_RULES["GL407"]()
+    assert list(rule.check("python", PYTHON.parse("loop.py", text))), "GL407 reports here"
+    assert rule.text_screen("python")(text)
+
+
+@pytest.mark.parametrize("text", [
+    "import torch\n\ntorch.set_grad_enabled(False)\n",  # a global switch, never undone
+    "import torch\n\nwith torch.set_grad_enabled(True):\n    pass\n",
+    "import torch\n\ntorch.set_grad_enabled(True)\nlogits = model(batch)\ntorch.set_grad_enabled(True)\n",
+])
+def test_gl407_text_screen_skips_files_without_a_switch_and_a_reset(text):
+    rule = PYTHON_RULES["GL407"]()
+    assert not list(rule.check("python", PYTHON.parse("loop.py", text)))
     assert not rule.text_screen("python")(text)
