@@ -133,9 +133,6 @@ class Linter:
             # No selected rule's first prefilter can match: most files end here.
             return self._not_read(text, path, language, audit), None
         active = [self._rule(entry.code) for entry, patterns in selection.rules if all(map(search.matches, patterns))]
-        if active and not following and decode_error is None and all(rule.prefilter_in_one_statement for rule in active):
-            # then no other rule needs the file parsed: the statements' test can spare that
-            active = [rule for rule in active if language.one_statement_matches(text, rule.prefilters_for(language.name))]
         if decode_error is None:  # (an undecodable file is reported by any rule that would read it)
             active = [rule for rule in active if self._text_screened(rule, language, text)]
         outline = None

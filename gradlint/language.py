@@ -51,11 +51,6 @@ class Language:
         `parse` would give when every rule to run is such a rule; None to parse anyway."""
         return None
 
-    def one_statement_matches(self, text: str, patterns: Sequence) -> bool:
-        """Whether one top-level statement of `text` may hold a match of every pattern
-        (`Rule.prefilter_in_one_statement`); True when the language cannot tell."""
-        return True
-
     def imports(self, text: str) -> Tuple[str, ...]:
         """The modules `text` may import from other checked files (a cheap text search; the
         run checks it again when one of them exports something, `gradlint.python.project`)."""

@@ -69,11 +69,6 @@ class Rule:
     # matches, and those that use a name such a statement defines. True when a finding can
     # depend on other statements (a value made in one function and mutated in another).
     needs_whole_module: ClassVar[bool] = False
-    # True: every pattern of the prefilter matches in the code of the top-level statement that
-    # holds a finding (or a name an import binds to a match does), so a file in which no one
-    # statement holds them all is not read, as one the prefilter rejects (GL404: the guard and
-    # the `yield` it covers are in one function). Comments and strings do not count.
-    prefilter_in_one_statement: ClassVar[bool] = False
     # True: the rule's check reads only the language's outline (`file.outline`: for Python,
     # CPython's `ast`), so a file that only such rules select is never parsed in full. Its
     # fixes, if any, are text edits at the outline's positions (GL201's clone insertions).

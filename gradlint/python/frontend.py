@@ -199,11 +199,6 @@ class PythonLanguage(Language):
 
         return OutlineFile(path, text, outline)
 
-    def one_statement_matches(self, text: str, patterns) -> bool:
-        from gradlint.python.partial import one_statement_matches
-
-        return one_statement_matches(text, patterns)
-
     def imports(self, text: str):
         from gradlint.python.from_imports import from_imports
 

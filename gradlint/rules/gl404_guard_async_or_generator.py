@@ -5,6 +5,7 @@ import libcst as cst
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.edits import line_start, unwrap_with
 from gradlint.python.outline import nodes_in
+from gradlint.python.partial import one_statement_matches
 from gradlint.rule import Rule, finds_any
 
 
@@ -71,7 +72,12 @@ class GuardAsyncOrGenerator(Rule):
     fix_safety = Safety.UNSAFE
     # A guard word (the alias import names it too), and `async` or `yield` somewhere
     prefilter = (r"\b(?:no_grad|inference_mode|enable_grad|set_grad_enabled)\b", r"\b(?:async|yield)\b")
-    prefilter_in_one_statement = True  # the guard and the `async def` or `yield` are in one function
+
+    def text_screen_python(self, text: str) -> bool:
+        """The guard and the `async def` or `yield` it goes with are in one function: one
+        top-level statement holds both patterns in its code (`partial.one_statement_matches`),
+        so a file whose guards and generators are apart is not parsed."""
+        return one_statement_matches(text, self.prefilters_for("python"))
 
     def screen_python(self, outline) -> bool:
         """The check itself, without the fix: it reads only the outline."""

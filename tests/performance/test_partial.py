@@ -328,8 +328,8 @@ GENERATOR_PIECES = [
 def test_gl404_reports_only_where_one_statement_holds_its_prefilter(pieces):
     from gradlint.python.frontend import PYTHON
 
-    rule = all_rules()["GL404"]
-    assert rule.prefilter_in_one_statement
+    rule = all_rules()["GL404"]()
     text = "\n\n".join(pieces)
-    if list(rule().check("python", PYTHON.parse("m.py", text))):
+    if list(rule.check("python", PYTHON.parse("m.py", text))):
         assert partial.one_statement_matches(text, rule.prefilters_for("python"))
+        assert rule.text_screen("python")(text)
