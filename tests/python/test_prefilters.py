@@ -131,6 +131,9 @@ GL405_QUALIFYING = [
     "    for y in loader:\n        pass\n    with open('log') as y:\n        y, z = 1, 2\n    return total, z\n",
     # tabs
     "def f(model, x):\n\twith torch.no_grad():\n\t\ty = model(x)\n\treturn y.item()\n",
+    # read out by calls written with a space, beside methods named like them
+    "def f(model, x):\n    with torch.no_grad():\n        y = model(x)\n    print (y.float().mean())\n"
+    "    return float (y.sum())\n",
     # a method in a class, a nested function after the block that reads a number out
     "class Scorer:\n    def score(self, x):\n        with torch.no_grad():\n            y = self.model(x)\n"
     "        def show():\n            print(y)\n        show()\n        return y.item()\n",
@@ -157,6 +160,7 @@ def test_gl405_text_screen_reads_every_block_that_qualifies(text):
     ("        y = model(x)\n", "    x.requires_grad_(True)\n"),             # the function trains
     ("        y = model(x)\n", "    assert y is not None\n"),               # compared, not read out
     ("        y = model(x)\n", "    z = y[0]; total = compare(x, y)\n"),    # indexed, handed on
+    ("        y = model(x)\n", "    z = y.float().cpu()\n"),               # a method, not float(...)
 ])
 def test_gl405_text_screen_skips_blocks_that_cannot_qualify(block, after):
     text = f"import torch\n\n\ndef f(model, x, cache, outputs, total):\n    with torch.no_grad():\n{block}{after}"
@@ -225,3 +229,25 @@ def test_gl407_text_screen_skips_files_without_a_switch_and_a_reset(text):
     rule = PYTHON_RULES["GL407"]()
     assert not list(rule.check("python", PYTHON.parse("loop.py", text)))
     assert not rule.text_screen("python")(text)
+
+
+# Pieces of `no_grad` blocks and of what follows them in the function, as users write them:
+# what the block binds, then uses of it that read a number out, hand it on, or rebind it.
+BLOCK_PIECES = ["y = model(x)", "y, z = model(x), model(x)", "scores = y.softmax(-1)", "print(y.mean())",
+                "y: torch.Tensor = model(x)", "self.last = model(x)", "total += y.sum()", "label = 'return y'"]
+AFTER_PIECES = ["return y.item()", "return float(y)", "return float (y.sum())", "z = y.float().cpu()",
+                "print (y.shape)", "total = y.sum().item() + 1", "outputs.append(y)", "return y", "y = 0",
+                "for y in loader:\n        pass", "z = compute(y).item()", "assert y is not None",
+                "return len(z.shape)", "w = y . item()", "w = (y\n        .numpy())", "x.requires_grad_(True)",
+                "del y", "return int(scores.argmax())"]
+
+
+@hypothesis_settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(BLOCK_PIECES), min_size=1, max_size=3),
+       st.lists(st.sampled_from(AFTER_PIECES), max_size=4))
+def test_gl405_text_screen_passes_wherever_the_rule_reports(block, after):
+    text = ("import torch\n\n\ndef f(model, x, loader, outputs, total, z, scores):\n    with torch.no_grad():\n"
+            + "".join(f"        {line}\n" for line in block) + "".join(f"    {line}\n" for line in after))
+    rule = PYTHON_RULES["GL405"]()
+    if list(rule.check("python", PYTHON.parse("scoring.py", text))):
+        assert rule.text_screen("python")(text)

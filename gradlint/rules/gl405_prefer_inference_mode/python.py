@@ -163,7 +163,8 @@ def _may_bind_plainly(code: str, statements) -> Optional[Set[str]]:
 def _escapes(lines: CodeLines, function: Function, first: int, stop: int, names: Set[str]) -> bool:
     """Whether one of `names` is surely used on lines `first` to before `stop` (after the
     block) other than to read a number out (`_Uses.escape_after`): named in a statement
-    that reads nothing out (no `.item`, `print`, ... anywhere in it), where it cannot be
+    that reads nothing out (no `.item` or the like, no call of a plain `print`, `float`, ...
+    anywhere in it), where it cannot be
     an assignment's target (not before an `=`, no `for`, `as`, `import`, definition)."""
     written = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
     for statement in lines.statements(first, stop, function):
@@ -175,8 +176,12 @@ def _escapes(lines: CodeLines, function: Function, first: int, stop: int, names:
     return False
 
 
+# A number read out is an attribute (`.item`, after a dot) or a call of a plain name
+# (`float(...)`, never after a dot: `.float()` is a method and reads nothing out).
 _READS_OUT_OR_REBINDS = re.compile(
-    r"\b(?:" + "|".join(sorted(READ_OUT_ATTRIBUTES | READ_OUT_CALLS)) + r"|for|as|import|def|class|lambda)\b")
+    r"\.[\s\\]*(?:" + "|".join(sorted(READ_OUT_ATTRIBUTES)) + r")\b"
+    r"|(?<![.\w])(?:" + "|".join(sorted(READ_OUT_CALLS)) + r")\b"
+    r"|\b(?:for|as|import|def|class|lambda)\b")
 
 
 def _may_be_no_grad(outline, expression) -> bool:
