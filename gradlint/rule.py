@@ -150,6 +150,16 @@ def finds_any(findings: Iterable) -> bool:
     return any(True for _ in findings)
 
 
+def found_on(findings: Callable[[object], Iterable], outline) -> list:
+    """`list(findings(outline))`, searched once per outline (kept on it): a screen that is
+    its check's own search, and then the check, read one list."""
+    found_by = vars(outline).setdefault("_found_by", {})
+    found = found_by.get(findings)
+    if found is None:
+        found = found_by[findings] = list(findings(outline))
+    return found
+
+
 def screen_of(findings: Callable[[object], Iterable]) -> Callable[[object], bool]:
     """The screen of a check that is its own search on the outline (`findings(outline)`)."""
     def screen(outline) -> bool:

@@ -6,7 +6,7 @@ import libcst as cst
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, Severity, quoted
 from gradlint.python.edits import wrap_statements
 from gradlint.python.outline import statement_lines
-from gradlint.rule import Rule, finds_any
+from gradlint.rule import Rule, found_on
 
 
 class SetGradEnabledAsScope(Rule):
@@ -84,14 +84,14 @@ class SetGradEnabledAsScope(Rule):
         return first >= 0 and text.find(_SWITCH, first + len(_SWITCH)) >= 0 and text.find("False", first) >= 0
 
     def screen_python(self, outline) -> bool:
-        """The check itself, without the fix: it reads only the outline."""
-        return finds_any(_findings(outline))
+        """The check itself, without the fix (its search is kept for the check: `found_on`)."""
+        return bool(found_on(_findings, outline))
 
     def check_python(self, file):
         outline = file.outline
         if outline is None:
             return
-        for call, reset_call in _findings(outline):
+        for call, reset_call in found_on(_findings, outline):
             start, end = outline.span(call)
             written = outline.source(call)
             yield Diagnostic(start, end, (

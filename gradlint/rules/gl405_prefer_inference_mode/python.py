@@ -14,7 +14,7 @@ from gradlint.python.code_lines import (
 from gradlint.python.expected_errors import expected_errors
 from gradlint.python.flow.knowledge import is_in_place_method
 from gradlint.python.flow.training import trains
-from gradlint.rule import screen_of
+from gradlint.rule import found_on
 
 # What may be done with a tensor made in the block after it ends: read a number out of it.
 READ_OUT_ATTRIBUTES = frozenset({"item", "tolist", "numpy", "shape", "size", "dim", "numel", "dtype"})
@@ -28,7 +28,7 @@ def check(file):
     outline = file.outline
     if outline is None:
         return
-    for call in _findings(outline):
+    for call in found_on(_findings, outline):
         written = outline.source(call)
         start, end = outline.span(call)
         yield Diagnostic(start, end, (
@@ -72,7 +72,9 @@ def _findings(outline):
                 yield call  # (a warm-up for a block that keeps no_grad is not: alone, it warms another mode)
 
 
-screen = screen_of(_findings)
+def screen(outline) -> bool:
+    """The check itself, without the fix (its search is kept for the check: `found_on`)."""
+    return bool(found_on(_findings, outline))
 
 
 def text_screen(text: str) -> bool:
