@@ -251,3 +251,25 @@ def test_gl405_text_screen_passes_wherever_the_rule_reports(block, after):
     rule = PYTHON_RULES["GL405"]()
     if list(rule.check("python", PYTHON.parse("scoring.py", text))):
         assert rule.text_screen("python")(text)
+
+
+@pytest.mark.parametrize("path", sorted(fixture.path for fixture in PYTHON_FIXTURES))
+def test_gl405_reads_uses_after_a_block_as_the_whole_function_shows_them(path):
+    """What GL405 reads of a function from the end of a block on (the subtrees that end
+    before it left out) tells each name's uses after the block as reading the whole does."""
+    import ast
+
+    from gradlint.rules.gl405_prefer_inference_mode.python import _Uses
+
+    with open(path, encoding="utf-8") as handle:
+        module = ast.parse(handle.read())
+    for function in ast.walk(module):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)}
+        whole = _Uses(function)
+        for block in ast.walk(function):
+            if isinstance(block, (ast.With, ast.AsyncWith)):
+                after = _Uses(function, (block.end_lineno, block.end_col_offset))
+                for name in names:
+                    assert after.escape_after(block, {name}) == whole.escape_after(block, {name}), (name, block.lineno)

@@ -207,7 +207,8 @@ class _Function:
         self.outline = outline
         self.function = function
         self._open = None  # whether the function may hold pure inference at all
-        self._uses = None
+        self._uses, self._uses_since = None, None  # what is written after some block, and after which
+        self._all_uses = None
 
     def qualifies(self, statement) -> bool:
         """The block is pure inference: nothing it makes leaves it except as numbers."""
@@ -219,7 +220,8 @@ class _Function:
         if self._open is None:
             self._open = ("requires_grad" not in _definition_text(self.outline, self.function)
                           and not trains(self.outline, self.function))
-        return self._open and not (self._named_after(statement, bound) and self.uses.escape_after(statement, bound))
+        return self._open and not (self._named_after(statement, bound)
+                                   and self._uses_after(statement).escape_after(statement, bound))
 
     def _named_after(self, statement, names) -> bool:
         """Whether the function's text after the block writes one of `names` (else none of
@@ -231,12 +233,16 @@ class _Function:
         return not after.isascii() or any(re.search(rf"\b{re.escape(name)}\b", after) for name in names)
 
     def discards_everything(self, statement) -> bool:
-        return self.uses.discards_everything(statement)
+        if self._all_uses is None:
+            self._all_uses = _Uses(self.function)
+        return self._all_uses.discards_everything(statement)
 
-    @property
-    def uses(self) -> "_Uses":
-        if self._uses is None:
-            self._uses = _Uses(self.function)
+    def _uses_after(self, statement) -> "_Uses":
+        """The uses from the end of `statement` on (kept for the blocks after it: the blocks
+        are asked in the order they start, and a block inside another ends earlier)."""
+        end = (statement.end_lineno, statement.end_col_offset)
+        if self._uses is None or self._uses_since > end:
+            self._uses, self._uses_since = _Uses(self.function, end), end
         return self._uses
 
 
@@ -351,12 +357,17 @@ class _Uses:
     attribute, a keyword, a parameter, a definition or import name), with its parent, so
     that a use can be told from a rebinding and from reading a number out."""
 
-    def __init__(self, function) -> None:
+    def __init__(self, function, since=(0, 0)) -> None:
+        """`since` (line, column): a subtree that ends before it is not walked; what it holds
+        stands before any position `escape_after` asks about from there on."""
         self.parents = {}
         self.found = []  # (position, name, node standing for it, its parent, rebound)
         stack = [(statement, function, (statement.lineno, statement.col_offset)) for statement in function.body]
         while stack:
             node, parent, position = stack.pop()
+            end_line = getattr(node, "end_lineno", None)
+            if end_line is not None and (end_line, node.end_col_offset) < since:
+                continue
             position = (node.lineno, node.col_offset) if hasattr(node, "lineno") else position
             self.parents[id(node)] = parent
             for name, stands_for, rebound in _identifiers(node, parent):
