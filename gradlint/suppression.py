@@ -25,12 +25,13 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 from gradlint.diagnostics import Diagnostic, Edit, Fix, LineIndex, Safety
 from gradlint.record import Record
 from gradlint.settings import selector_prefix
+from gradlint.textsearch import match_starts
 
 # Files without this cannot hold a comment that names one of our codes.
 MAY_NAME_OUR_CODES = re.compile(r"(?:noqa|NOLINT)[^\n]*?(?:GL|ALL)|gradlint:\s*noqa", re.IGNORECASE)
-_OUR_CODE_MARKERS = ("noqa", "nolint", "gradlint:")
-# The same pattern for lowered text, matched case-sensitively at each marker.
-_LOWERED_MAY_NAME_OUR_CODES = re.compile(r"(?:noqa|nolint)[^\n]*?(?:gl|all)|gradlint:\s*noqa")
+# The same pattern for lowered text, matched case-sensitively where each of its markers
+# (`noqa`, `nolint`, `gradlint:`) starts (`textsearch.match_starts`).
+_LOWERED_MAY_NAME_OUR_CODES = re.compile(r"noqa[^\n]*?(?:gl|all)|nolint[^\n]*?(?:gl|all)|gradlint:\s*noqa")
 # The only characters besides ASCII letters that the pattern's letters match ignoring case
 # (`(?i)i` matches both); lowering does not map them to what the pattern takes them for.
 _CASE_TWINS_OF_OUR_LETTERS = ("\u0130", "\u0131")
@@ -48,14 +49,7 @@ def may_name_our_codes(text: str) -> bool:
     lowered_bytes = text.encode("utf-8", "surrogatepass").lower()
     if b"noqa" not in lowered_bytes and b"nolint" not in lowered_bytes:
         return False
-    lowered = text.lower()
-    for marker in _OUR_CODE_MARKERS:
-        start = lowered.find(marker)
-        while start >= 0:
-            if _LOWERED_MAY_NAME_OUR_CODES.match(lowered, start):
-                return True
-            start = lowered.find(marker, start + 1)
-    return False
+    return next(match_starts(_LOWERED_MAY_NAME_OUR_CODES, text.lower()), None) is not None
 
 
 # `ALL` only in capitals, though `noqa` and codes may be in any case: in

@@ -238,3 +238,13 @@ def test_only_the_listed_characters_match_the_patterns_letters_ignoring_case():
                                      "# caf\u00e9 noqa: GL402"])
 def test_suppressions_naming_our_codes_in_any_case_are_audited(comment):
     assert may_name_our_codes("x = 1  " + comment + "\n")
+
+
+def test_the_lowered_pattern_is_tried_only_where_a_marker_starts():
+    """`match_starts` anchors the lowered pattern at its markers only when it can read them
+    from the pattern; else it would search the whole lowered text."""
+    from gradlint.suppression import _LOWERED_MAY_NAME_OUR_CODES
+    from gradlint.textsearch import _search_plan
+
+    leading, _ = _search_plan(_LOWERED_MAY_NAME_OUR_CODES.pattern, _LOWERED_MAY_NAME_OUR_CODES.flags)
+    assert set(leading) == {"noqa", "nolint", "gradlint:"}
