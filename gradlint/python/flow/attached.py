@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Dict, FrozenSet, List, Optional, Tuple, Union
 
+from gradlint.record import FrozenRecord
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, positional, qualified_name
 
 Holder = Union[str, Tuple[str, str]]  # a class of the module, or (class, attribute) for `self.<attribute>`
@@ -27,11 +27,11 @@ _PARTIALS = ("functools.partial",)
 _ASSIGNS_FORWARD = re.compile(r"\.forward\s*=(?!=)")
 
 
-@dataclass(frozen=True)
-class Attached:
-    code: ast.AST  # a function definition, or (hooks) a lambda
-    bound: bool  # a method of an object: the call's arguments fill it after `self`
-    where: Optional[ast.AST]  # the function the attaching statement is in (None: the top level)
+class Attached(FrozenRecord):
+    def __init__(self, code: ast.AST, bound: bool, where: Optional[ast.AST]) -> None:
+        # a function definition, or (hooks) a lambda; whether it is a method of an object (the
+        # call's arguments fill it after `self`); the function the attaching statement is in
+        self._set(code=code, bound=bound, where=where)
 
 
 class AttachedCode:
