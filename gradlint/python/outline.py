@@ -35,6 +35,7 @@ _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 _WORD = re.compile(r"\w")
+_NO_NAMES: FrozenSet[str] = frozenset()
 
 
 def parse_outline(text: str) -> Optional["Outline"]:
@@ -182,6 +183,11 @@ class Outline:
 
     def qualified_names(self, node: ast.AST) -> FrozenSet[str]:
         """`T.no_grad` -> {`torch.no_grad`} when `import torch as T`; empty when unknown."""
+        head = node
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if not isinstance(head, ast.Name) or head.id not in self._bindings:
+            return _NO_NAMES  # (most names asked about, `self.x` and locals, no import binds)
         written = dotted_name(node)
         if written is None:
             return frozenset()
@@ -371,9 +377,10 @@ class Outline:
         return list(found.values())
 
     def _word_lines(self, name: str) -> List[int]:
-        return sorted({self.line_of(start) for start in self._word_starts(name)})
+        return sorted({self.line_of(start) for start in self.word_starts(name)})
 
-    def _word_starts(self, name: str) -> List[int]:
+    def word_starts(self, name: str) -> List[int]:
+        """Where `name` is written as a whole word, in order (`WrittenWords.starts`)."""
         return self._words.starts(name)
 
     def line_of(self, offset: int) -> int:

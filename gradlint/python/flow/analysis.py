@@ -36,6 +36,9 @@ FunctionNode = ast.AST  # ast.FunctionDef or ast.AsyncFunctionDef
 _Scopes = Iterator[Tuple[Optional[FunctionNode], Optional[str], Sequence[ast.stmt]]]
 
 
+_INDEXED_FIELDS: Dict[type, Tuple[str, ...]] = {}  # a statement type -> its fields that may hold blocks
+
+
 class InferenceFlow:
     """Runs the analysis over a module's outline; `events` lists what it found."""
 
@@ -126,8 +129,16 @@ class InferenceFlow:
                     self.classes[statement.name] = statement
                 self._index(statement.body, statement.name, top=False, enclosing=enclosing)
             else:
+                fields = _INDEXED_FIELDS.get(type(statement))
+                if fields is None:
+                    fields = _INDEXED_FIELDS[type(statement)] = tuple(
+                        field for field in ("body", "orelse", "finalbody", "handlers", "cases")
+                        if field in type(statement)._fields)
+                if not fields:
+                    continue  # (most statements hold no block)
                 for field in ("body", "orelse", "finalbody"):
-                    self._index(getattr(statement, field, None) or (), klass, top, enclosing)
+                    if field in fields:
+                        self._index(getattr(statement, field) or (), klass, top, enclosing)
                 for clause in getattr(statement, "handlers", None) or getattr(statement, "cases", None) or ():
                     self._index(clause.body, klass, top, enclosing)
 
@@ -292,8 +303,13 @@ class InferenceFlow:
     @property
     def classes_holding(self) -> Tuple[str, ...]:
         """The classes whose instances hold tracked attributes (last pass)."""
-        held = [name for pool in (self.attribute_taints, self.called_attributes) for name, state in pool.items() if state]
-        return tuple(sorted(name for name in set(held) if name not in self.module_classes))
+        pools = (self.attribute_taints, self.called_attributes)  # (replaced, never changed, once a pass)
+        kept = self.__dict__.get("_classes_holding")
+        if kept is None or kept[0] is not pools[0] or kept[1] is not pools[1]:  # asked for each scope walked
+            held = {name for pool in pools for name, state in pool.items() if state}
+            kept = self.__dict__["_classes_holding"] = (
+                *pools, tuple(sorted(name for name in held if name not in self.module_classes)))
+        return kept[2]
 
     @cached_property
     def module_containers(self) -> frozenset:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import cached_property
 from typing import Dict, List
 
 from gradlint.python.outline import Outline
 
-_CALL_TEXT = re.compile(r"(?<!\w)(\w+)\s*\(")
+_CALL_AFTER = re.compile(r"\s*\(")  # after a name: a call of it
 
 
 class Callers:
@@ -23,20 +22,17 @@ class Callers:
         found = self._callers.get(name)
         if found is None:
             scopes: Dict[int, ast.AST] = {}
-            for start in self._call_texts.get(name, ()):
+            for start in self._call_texts(name):
                 scope = self.outline.scope_at(self.outline.line_of(start))
                 scopes.setdefault(id(scope), scope)
             found = self._callers[name] = list(scopes.values())
         return found
 
-    @cached_property
-    def _call_texts(self) -> Dict[str, List[int]]:
-        """Each name written before `(` (a whole name: `xname(` is not `name(`) -> where each
-        such text starts, found in one search of the text (a large module asks of hundreds)."""
-        found: Dict[str, List[int]] = {}
-        for match in _CALL_TEXT.finditer(self.outline.text):
-            found.setdefault(match.group(1), []).append(match.start())
-        return found
+    def _call_texts(self, name: str) -> List[int]:
+        """Where `name` is written as a whole name before `(` (`xname(` is not `name(`): its
+        whole-word places in the text (`Outline`'s search, kept per name), each followed by `(`."""
+        text = self.outline.text
+        return [start for start in self.outline.word_starts(name) if _CALL_AFTER.match(text, start + len(name))]
 
     def calls(self, scope: ast.AST) -> List[ast.Call]:
         """The calls a function definition (or the module) makes itself: in its body, lambdas

@@ -118,6 +118,8 @@ def expression_facts(expression: ast.AST) -> ExpressionFacts:
         if node_type is ast.Name:
             names.add(node.id)
             continue
+        if node_type is ast.Constant:  # (holds no node)
+            continue
         if node_type is ast.Call:
             operations.append(node)
             if isinstance(node.func, ast.Attribute) and node.func.attr in CONTAINER_FILL_METHODS:
