@@ -110,9 +110,11 @@ class CalleeResolver:
 
     @cached_property
     def _method_aliases(self) -> frozenset:
-        """Names some statement binds to an attribute (`original = block.forward`)."""
+        """Names some statement binds to an attribute named as a method of the module's classes
+        (`original = block.forward`)."""
+        methods = {name for _, name in self.flow.methods}
         return frozenset(target.id for statement, _ in self.flow.outline.statements_of(ast.Assign)
-                         if isinstance(statement.value, ast.Attribute)
+                         if isinstance(statement.value, ast.Attribute) and statement.value.attr in methods
                          for target in statement.targets if isinstance(target, ast.Name))
 
     def nested_function(self, name: str, function: Optional[FunctionNode]) -> Optional[FunctionNode]:
