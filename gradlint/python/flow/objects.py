@@ -10,7 +10,9 @@ those attributes:
   is made under the caller's mode; in any mode, `x` holds what the class's methods leave in
   `self.` when they run under the mode (`InferenceFlow.class_attributes`);
 - `x = Cls(t)` with a tracked `t`: `__init__` is walked with the call's tracked arguments,
-  and `x.<path>` holds what it keeps of them (`constructor_holdings`); `x.load_state_dict`
+  and `x.<path>` holds what it keeps of them (`constructor_holdings`; `super().__init__(t)`
+  runs a base's of the module the same way, a dataclass's fields take what is passed for
+  them); `x.load_state_dict`
   copies into those that are buffers or parameters, and a method called as `x.m()` does to
   them what it does to `self.<path>` (`self_uses`);
 - `y = x` and `y = x.part` alias: `y.<a>` is what `x.<a>` (`x.part.<a>`) holds.
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import Dict, FrozenSet, Optional
+from typing import Dict, FrozenSet, Optional, Tuple
 
 from gradlint.python.flow.conversions import state_tensor_names
 from gradlint.python.flow.syntax import all_parameter_names, dotted, target_names
@@ -131,12 +133,26 @@ def constructor_stores(flow, klass: str) -> Dict[str, str]:
     return found
 
 
-def instance_initializer(flow, call: ast.Call) -> Optional[ast.AST]:
-    """The `__init__` (its own, or a base's of this module) that `Cls(...)` runs."""
-    func = call.func
-    if not (isinstance(func, ast.Name) and func.id in flow.classes):
+def dataclass_fields(flow, klass: str) -> Optional[Tuple[str, ...]]:
+    """The fields `__init__` takes, in order, of a class decorated `@dataclass` (`ClassVar`s
+    and `field(init=False)` left out), or None for another class."""
+    definition = flow.classes[klass]
+    if not any((dotted(decorator.func if isinstance(decorator, ast.Call) else decorator) or "").rpartition(".")[2]
+               == "dataclass" for decorator in definition.decorator_list):
         return None
-    return flow.receivers.method_of(func.id, "__init__")
+    fields = []
+    for statement in definition.body:
+        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
+            continue
+        annotation = dotted(statement.annotation.value if isinstance(statement.annotation, ast.Subscript)
+                            else statement.annotation) or ""
+        value = statement.value
+        if annotation.rpartition(".")[2] == "ClassVar" or (isinstance(value, ast.Call) and any(
+                item.arg == "init" and isinstance(item.value, ast.Constant) and item.value.value is False
+                for item in value.keywords)):
+            continue
+        fields.append(statement.target.id)
+    return tuple(fields)
 
 
 class ObjectRules:
@@ -202,14 +218,22 @@ class ObjectRules:
         """`{attribute path: taint}` for what an instance `Cls(...)` of a class of the module
         (an nn.Module too) keeps of the tracked values the call gives it: `__init__` walked
         with them as its parameters, the `self.<path>` it leaves holding one of them
-        (`self.loc = loc`, `self.register_buffer("loc", loc)`, `self.norm = Norm(stats["loc"])`)."""
-        initializer = instance_initializer(self.flow, call)
-        if initializer is None or any(isinstance(argument, ast.Starred) for argument in call.args):
+        (`self.loc = loc`, `self.register_buffer("loc", loc)`, `self.norm = Norm(stats["loc"])`);
+        for a dataclass without an `__init__` of its own, its fields."""
+        func = call.func
+        if not (isinstance(func, ast.Name) and func.id in self.flow.classes):
             return {}
-        named = dict(zip(self.flow.call_parameters(call, initializer), call.args))
-        named.update((item.arg, item.value) for item in call.keywords if item.arg is not None)
-        passed = {name: taint for name, argument in named.items() for taint in [self.value(argument, state)]
-                  if taint is not None and taint.kind is not Kind.UNKNOWN}
+        initializer = self.flow.receivers.method_of(func.id, "__init__")
+        if initializer is None:
+            return self._dataclass_holdings(func.id, call, state)
+        return self.initializer_holdings(call, initializer, state)
+
+    def initializer_holdings(self, call: ast.Call, initializer: ast.AST, state: State) -> Dict[str, Taint]:
+        """What `initializer`, run by `call` (`Cls(...)`, `super().__init__(...)`), leaves in
+        `self.` of the tracked values the call passes."""
+        if any(isinstance(argument, ast.Starred) for argument in call.args):
+            return {}
+        passed = self._tracked_arguments(self.flow.call_parameters(call, initializer), call, state)
         walking = self.flow.__dict__.setdefault("_constructors_walking", set())
         if not passed or id(initializer) in walking:
             return {}
@@ -223,6 +247,39 @@ class ObjectRules:
         given = {id(taint.origin) for taint in passed.values()}
         return {key[len("self."):]: taint for key, taint in end_state.items()
                 if key.startswith("self.") and taint.param is None and id(taint.origin) in given}
+
+    def _tracked_arguments(self, params, call: ast.Call, state: State) -> Dict[str, Taint]:
+        named = dict(zip(params, call.args))
+        named.update((item.arg, item.value) for item in call.keywords if item.arg is not None)
+        return {name: taint for name, argument in named.items() for taint in [self.value(argument, state)]
+                if taint is not None and taint.kind is not Kind.UNKNOWN}
+
+    def _dataclass_holdings(self, klass: str, call: ast.Call, state: State) -> Dict[str, Taint]:
+        """`State(size, buffer=t)` of a `@dataclass`: each field holds what the call passes for
+        it (positions count only when no base class of the module adds fields before them)."""
+        fields = dataclass_fields(self.flow, klass)
+        if fields is None or any(isinstance(argument, ast.Starred) for argument in call.args):
+            return {}
+        bases = self.flow.classes[klass].bases
+        positional = fields if not any(dotted(base) in self.flow.classes for base in bases) else ()
+        return self._tracked_arguments(positional, call, state)
+
+    def base_initialized(self, expression: ast.AST, state: State) -> None:
+        """`super().__init__(loc)` in `__init__`: `self.` holds what the base's `__init__`
+        (a class of the module) keeps of the tracked values passed."""
+        if not (self.klass is not None and self.function is not None and self.function.name == "__init__"
+                and isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute)
+                and expression.func.attr == "__init__" and isinstance(expression.func.value, ast.Call)
+                and dotted(expression.func.value.func) == "super" and not expression.func.value.args):
+            return
+        receivers = self.flow.receivers
+        bases = [dotted(base) for base in self.flow.classes[self.klass].bases] if self.klass in self.flow.classes else []
+        for base in bases:
+            initializer = receivers.method_of(base, "__init__") if base in self.flow.classes else None
+            if initializer is not None:
+                for path, taint in self.initializer_holdings(expression, initializer, state).items():
+                    state["self." + path] = taint
+                return
 
     def self_uses(self, method: ast.AST, attributes: FrozenSet[str]):
         """`{event kind: {"self.<a>": Use}}`: what `method`, run outside the mode, does to each
@@ -263,7 +320,7 @@ class ObjectRules:
             holder = ast.Attribute(ast.Name("self", ast.Load()), part, ast.Load())
             owners = frozenset().union(*(receivers.classes_held(holder, None, owner) for owner in owners))
         return bool(owners) and owners <= self.flow.module_classes and any(
-            path[-1] in state_tensor_names(self.flow, owner) for owner in owners)
+            path[-1] in state_tensor_names(self.flow, name) for owner in owners for name in receivers.with_bases(owner))
 
     def bind_attributes(self, target: ast.AST, value: ast.AST, state: State) -> None:
         """After `target = value`: `target.<a>` holds what the object's attribute `a` holds."""

@@ -131,7 +131,7 @@ class Receivers:
         found = self._class_bindings.get(klass)
         if found is None:
             found = self._class_bindings[klass] = {}
-            for owner in self._with_bases(klass):
+            for owner in self.with_bases(klass):
                 for (name, _), method in self.flow.methods.items():
                     if name == owner:
                         for key, bound in self._bindings_of(method).items():
@@ -190,7 +190,8 @@ class Receivers:
             found.add(qualified)
         return frozenset(found)
 
-    def _with_bases(self, klass: str) -> List[str]:
+    def with_bases(self, klass: str) -> List[str]:
+        """`klass` and its bases of this module, nearest first."""
         found, pending = [], [klass]
         while pending:
             name = pending.pop()
@@ -202,7 +203,7 @@ class Receivers:
 
     def method_of(self, klass: str, name: str) -> Optional[ast.AST]:
         """The method `name` of `klass`, or of the nearest base of this module defining it."""
-        for owner in self._with_bases(klass):
+        for owner in self.with_bases(klass):
             method = self.flow.methods.get((owner, name))
             if method is not None:
                 return method

@@ -71,6 +71,7 @@ class StatementTransfer:
             if self.in_inference:
                 self.converted_modules(statement, state)
             self.stored_by_calls(statement.value, state)
+            self.base_initialized(statement.value, state)
             registered = registered_buffer(statement.value)
             if registered is not None:  # `self.register_buffer("cos", t)` binds `self.cos`
                 self.bind(ast.Attribute(ast.Name("self", ast.Load()), registered[0], ast.Load()),

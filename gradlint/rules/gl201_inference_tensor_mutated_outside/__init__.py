@@ -185,12 +185,13 @@ class InferenceTensorMutatedOutside(Rule):
       built by `Cls(...)` of a class of the module (an nn.Module too) holds what its own
       `__init__` (or a base's of the module) keeps of the tracked values the call passes
       (`self.loc = loc`, `self.register_buffer("loc", loc)`, a nested `self.norm =
-      Norm(stats["loc"])`): read as `inst.loc` where the instance is named, copied into by
+      Norm(stats["loc"])`, a base's of the module through `super().__init__(loc)`; a
+      `@dataclass`'s fields): read as `inst.loc` where the instance is named, copied into by
       `inst.load_state_dict(sd)` when it is a registered buffer or an `nn.Parameter` (a plain
       attribute is no part of the state dict), and updated by a method called on it
-      (`inst.recenter(x)` doing `self.loc.lerp_(...)`). Not followed: what a base class's
-      `__init__` keeps through `super().__init__(...)`, an instance used without a name
-      (`Cls(t).loc`) or passed to another function, and `setattr` with a computed name.
+      (`inst.recenter(x)` doing `self.loc.lerp_(...)`). Not followed: an instance used
+      without a name (`Cls(t).loc`), returned by a function or passed to another one,
+      `Base.__init__(self, t)` spelled out, and `setattr` with a computed name.
     - Python: a module's own tensor (a registered buffer, an `nn.Parameter`, `lin.weight`, a
       parameter of a module passed in) converted under the mode to a dtype the code reads
       from elsewhere (`buf.to(x.dtype)`, `t.to(saved_dtypes[k])`, `t.type_as(x)`) is taken
