@@ -173,21 +173,23 @@ class InferenceFlow:
         (`model(x)` next to `loss.backward()`), found once when training reach first asks:
         only scopes that train themselves are read (reading every call of a large module
         costs more than the rest of its flow)."""
-        found = self.__dict__.get("_forward_callers_of")
-        if found is None:
-            found = self.__dict__["_forward_callers_of"] = {}
-            for function, klass in [(None, None), *self._scope_list] if self.module_classes else ():
-                scope = self.outline.module if function is None else function
-                if not self._training.trains_itself(scope):
-                    continue
-                for call in self.callers.calls(scope):
-                    if isinstance(call.func, ast.Attribute) and call.func.attr == "forward":
-                        continue  # by name: `Callers` finds it
-                    if isinstance(call.func, (ast.Name, ast.Attribute)):
-                        called = self._callee_resolver.forward_of(call.func, klass, function)
-                        if called is not None:
-                            found.setdefault(id(called), []).append(scope)
-        return found.get(id(forward), [])
+        return self._training_scopes_by_forward.get(id(forward), [])
+
+    @cached_property
+    def _training_scopes_by_forward(self) -> Dict[int, List[ast.AST]]:
+        found: Dict[int, List[ast.AST]] = {}
+        for function, klass in [(None, None), *self._scope_list] if self.module_classes else ():
+            scope = self.outline.module if function is None else function
+            if not self._training.trains_itself(scope):
+                continue
+            for call in self.callers.calls(scope):
+                if isinstance(call.func, ast.Attribute) and call.func.attr == "forward":
+                    continue  # by name: `Callers` finds it
+                if isinstance(call.func, (ast.Name, ast.Attribute)):
+                    called = self._callee_resolver.forward_of(call.func, klass, function)
+                    if called is not None:
+                        found.setdefault(id(called), []).append(scope)
+        return found
 
     @cached_property
     def contexts(self) -> CallContexts:

@@ -18,6 +18,7 @@ from typing import Optional
 from gradlint.python.ast_walk import walk
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.caches import registered_buffer
+from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.syntax import dotted, positional, qualified_name, target_names
 from gradlint.python.flow.values import Kind, State, Taint
 from gradlint.python.outline import nodes_in
@@ -111,7 +112,7 @@ def _reads_dtype(expression: ast.AST) -> bool:
 def state_tensor_names(flow, klass: Optional[str]) -> frozenset:
     """The attributes a class keeps its own tensors in: buffers it registers by name and
     `nn.Parameter`s it assigns (`self.register_buffer("k", ...)`, `self.w = nn.Parameter(...)`)."""
-    memo = flow.__dict__.setdefault("_state_tensor_names", {})
+    memo = kept_on(flow, "_state_tensor_names", dict)
     found = memo.get(klass)
     if found is None:
         names = set()

@@ -26,10 +26,12 @@ Mixed into `analysis.Scope`.
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 from dataclasses import replace
 from typing import Dict, FrozenSet, Optional, Tuple
 
 from gradlint.python.flow.conversions import state_tensor_names
+from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.syntax import all_parameter_names, dotted, target_names
 from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse
 
@@ -118,7 +120,7 @@ def class_of_value(flow, value: ast.AST) -> Optional[str]:
 def constructor_stores(flow, klass: str) -> Dict[str, str]:
     """`{attribute: parameter}` for what `klass`'s constructor stores of what it was given
     (`self.model = model` in `__init__`): the instance holds the caller's object there."""
-    memo = flow.__dict__.setdefault("_constructor_stores", {})
+    memo = kept_on(flow, "_constructor_stores", dict)
     found = memo.get(klass)
     if found is None:
         found = memo[klass] = {}
@@ -234,7 +236,7 @@ class ObjectRules:
         if any(isinstance(argument, ast.Starred) for argument in call.args):
             return {}
         passed = self._tracked_arguments(self.flow.call_parameters(call, initializer), call, state)
-        walking = self.flow.__dict__.setdefault("_constructors_walking", set())
+        walking = kept_on(self.flow, "_constructors_walking", set)
         if not passed or id(initializer) in walking:
             return {}
         walking.add(id(initializer))
@@ -287,7 +289,7 @@ class ObjectRules:
         method walked with them as its parameters are)."""
         if not attributes:
             return {}
-        memo = self.flow.__dict__.setdefault("_self_uses", {})
+        memo = kept_on(self.flow, "_self_uses", dict)
         key = (id(method), attributes, id(self.flow.summaries))
         found = memo.get(key)
         if found is None:
@@ -347,16 +349,13 @@ class ObjectRules:
             taint = replace(taint, region=taint.region or self.region, binding=self.statement)
         state[key] = taint.as_kind(Kind.CONTAINER)
 
-    @property
+    @cached_property
     def known_containers(self) -> FrozenSet[str]:
         """Names bound to a dict or list written out: in this function, in its class's methods
         (`self.x`), at the module's top level."""
-        found = self.__dict__.get("_known_containers")
-        if found is None:
-            found = self.flow.module_containers
-            if self.function is not None:
-                found = found | container_names(self.outline.scope_statements(self.function))
-            if self.klass is not None:
-                found = found | self.flow.class_containers(self.klass)
-            self.__dict__["_known_containers"] = found
+        found = self.flow.module_containers
+        if self.function is not None:
+            found = found | container_names(self.outline.scope_statements(self.function))
+        if self.klass is not None:
+            found = found | self.flow.class_containers(self.klass)
         return found

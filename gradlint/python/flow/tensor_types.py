@@ -13,6 +13,7 @@ object) is not known.
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from gradlint.python.ast_walk import walk
@@ -127,16 +128,12 @@ class TensorTypes:
                     changed = True
         return frozenset(known)
 
-    @property
+    @cached_property
     def _stored_elsewhere(self) -> FrozenSet[str]:
         """Attribute names some code stores through another object than `self` (`obj.x = ...`)."""
-        found = self.__dict__.get("_stored_through_others")
-        if found is None:
-            found = self.__dict__["_stored_through_others"] = frozenset(
-                node.attr for node in walk(self.outline.module)
-                if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del))
-                and dotted(node.value) != "self")
-        return found
+        return frozenset(node.attr for node in walk(self.outline.module)
+                         if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del))
+                         and dotted(node.value) != "self")
 
 
 def tensor_types(flow) -> TensorTypes:
