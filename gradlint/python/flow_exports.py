@@ -9,6 +9,7 @@ from typing import Optional
 
 from gradlint.diagnostics import LineIndex, Related
 from gradlint.python.flow import Kind
+from gradlint.python.flow.deferred import exported_functions
 from gradlint.python.flow.syntax import parameter_names
 from gradlint.python.flow.user_guards import user_guard_names
 from gradlint.python.flow_report import snippet, value_places
@@ -44,11 +45,8 @@ def module_exports(outline, path: str) -> Optional[ModuleExports]:
         return Place(path, lines.position(related.start), lines.position(related.end),
                      related.start, related.end, related.message)
 
-    functions = [(name, function) for name, function in flow.functions.items()]
-    functions += [(f"{klass}.{name}", function) for (klass, name), function in flow.methods.items()
-                  if klass in flow.classes and flow.class_of(function) == klass]
     exports: ModuleExports = {}
-    for name, function in functions:
+    for name, function in exported_functions(flow):
         summary = flow.summaries.get(function)
         if summary is None:
             continue

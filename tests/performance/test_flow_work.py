@@ -9,6 +9,7 @@ import pytest
 
 from gradlint.python.flow import analysis, untracked
 from gradlint.python.flow.analysis import InferenceFlow
+from gradlint.python.flow_exports import module_exports
 from gradlint.python.outline import parse_outline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -21,24 +22,31 @@ def _where(node):
 
 
 def _found(flow: InferenceFlow):
-    """Everything the flow's readers see: events, summaries, regions' exit states, attributes."""
+    """Everything the flow's readers see: events, regions' exit states, attributes, the
+    exported functions' summaries (`flow_exports`); and every summary the flow made."""
     events = sorted((event.kind, _where(event.node), _where(event.subject), event.taint.kind.value,
                      _where(event.taint.origin), event.taint.certain,
                      None if event.inner is None else _where(event.inner.raised)) for event in flow.events)
-    summaries = sorted((_where(function), repr(summary.key())) for function, summary in flow.summaries.items())
     exits = sorted((_where(statement), sorted(state)) for statement, state in flow.region_exits.items())
     attributes = sorted((klass, sorted(state)) for klass, state in flow.attribute_taints.items())
-    return events, summaries, exits, attributes
+    flow.outline.__dict__["_inference_flow"] = flow
+    exported = module_exports(flow.outline, "module.py")
+    made = {_where(function): repr(summary.key()) for function, summary in dict.items(flow.summaries)}
+    return (events, exits, attributes, exported), made
 
 
 @pytest.mark.parametrize("path", PYTHON_FIXTURES, ids=lambda path: os.path.relpath(path, ROOT))
 def test_scopes_left_unwalked_change_nothing(path, monkeypatch):
+    """Neither the scopes that cannot track anything nor those deferred (`deferred`: only
+    their parameters can) change what the flow finds; a summary made of a deferred scope
+    is the one walking every scope makes."""
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
-    skipping = _found(InferenceFlow(parse_outline(text)))
-    monkeypatch.setattr(untracked.UntrackedSources, "holds_nothing", lambda self, function, klass: False)
-    walking = _found(InferenceFlow(parse_outline(text)))
+    skipping, made = _found(InferenceFlow(parse_outline(text)))
+    monkeypatch.setattr(untracked.UntrackedSources, "sources", lambda self, function, klass: untracked.SOMETHING)
+    walking, every = _found(InferenceFlow(parse_outline(text)))
     assert skipping == walking
+    assert {where: every.get(where) for where in made} == made
 
 
 def _module(tests: int, helpers: int) -> str:
@@ -119,3 +127,38 @@ def test_a_scope_whose_region_a_helper_chooses_is_walked():
         "runner.run()", ""])
     flow = InferenceFlow(parse_outline(text))
     assert [(event.kind, event.node.lineno) for event in flow.events] == [("mutate", 16)]
+
+
+def _nested_helpers_module(tests: int) -> str:
+    """A test module: one test that passes an inference tensor to a nested helper that
+    updates it, and `tests` tests whose nested helpers (taking tensors) only gradcheck calls."""
+    parts = ["import torch", "import unittest", "", "",
+             "class TestGrad(unittest.TestCase):",
+             "    def test_inference_update(self):",
+             "        def bump(t):",
+             "            t.add_(1)", "",
+             "        with torch.inference_mode():",
+             "            t = torch.ones(3)",
+             "        bump(t)", ""]
+    for index in range(tests):
+        parts += [f"    def test_grad_{index}(self):",
+                  "        def fn(a, b):",
+                  "            c = a * b",
+                  "            c.add_(b)",
+                  "            return c", "",
+                  f"        x = torch.ones({index + 2}, dtype=torch.double, requires_grad=True)",
+                  "        torch.autograd.gradcheck(fn, (x, x))", ""]
+    return "\n".join(parts) + "\n"
+
+
+def test_helpers_whose_summary_nobody_reads_cost_no_walk(work):
+    """A nested function that only its parameters can give a tracked value is walked only
+    when a walk reads its summary (`deferred`): `bump`, which the test with the region
+    calls, and none of the `fn`s."""
+    few, few_events = work(_nested_helpers_module(tests=5))
+    many, many_events = work(_nested_helpers_module(tests=200))
+    assert few_events == many_events == [("mutate", 12)]
+    assert many == few
+    flow = InferenceFlow(parse_outline(_nested_helpers_module(tests=3)))
+    made = [function.name for function in dict.keys(flow.summaries)]
+    assert "bump" in made and "fn" not in made

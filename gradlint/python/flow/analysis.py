@@ -21,21 +21,20 @@ from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_name
 from gradlint.python.flow.syntax import ExpressionFacts, expression_facts
 from gradlint.python.flow.callers import Callers
 from gradlint.python.flow.contexts import CallContexts, Mode
+from gradlint.python.flow.deferred import PassSummaries, pass_state, settled
 from gradlint.python.flow.grad_mode import GradMode
 from gradlint.python.flow.receivers import Receivers
 from gradlint.python.flow.objects import ObjectRules, class_of_value, container_names, module_caches
 from gradlint.python.flow.training import TrainingReach
 from gradlint.python.flow.tensor_types import tensor_types
 from gradlint.python.flow.types import ModuleTypes
-from gradlint.python.flow.untracked import UNTRACKED, UntrackedSources
+from gradlint.python.flow.untracked import NOTHING, PARAMETERS, UNTRACKED, UntrackedSources
 from gradlint.python.flow.user_guards import module_guard_regions
 from gradlint.python.flow.values import FlowEvent, Kind, State, Summary, Taint
 from gradlint.python.outline import Outline, ScreenRegion, nodes_in
 
 FunctionNode = ast.AST  # ast.FunctionDef or ast.AsyncFunctionDef
 _Scopes = Iterator[Tuple[Optional[FunctionNode], Optional[str], Sequence[ast.stmt]]]
-
-
 _INDEXED_FIELDS: Dict[type, Tuple[str, ...]] = {}  # a statement type -> its fields that may hold blocks
 
 
@@ -356,7 +355,7 @@ class InferenceFlow:
         results: Dict[int, _ScopeResult] = {}
         for _ in range(self.MAX_PASSES):
             events: Dict[Tuple, FlowEvent] = {}
-            summaries: Dict[FunctionNode, Summary] = {}
+            before, summaries = self.summaries, PassSummaries(self, Scope, pass_state(self))
             attributes: Dict[str, State] = {}
             caches: State = {}
             untracked = UntrackedSources(self) if self._summarizing is None else None  # summarizing: callees walk next
@@ -365,8 +364,11 @@ class InferenceFlow:
                 if result is not None and result.inputs is not UNTRACKED and result.inputs == self._inputs(
                         function, result.callees, klass, result.classes_read):
                     pass  # what it read is as it was: the same walk
-                elif untracked is not None and untracked.holds_nothing(function, klass):
+                elif untracked is not None and (sources := untracked.sources(function, klass)) == NOTHING:
                     result = results[id(function)] = _ScopeResult(Summary(), {}, {}, [], set(), UNTRACKED, {})
+                elif untracked is not None and sources == PARAMETERS:
+                    summaries.defer(function, klass)  # walked if a walk reads its summary (`deferred`)
+                    continue
                 else:
                     under = self.walks_under(function)
                     scope = Scope(self, function, klass, body, called_under_mode=under)
@@ -399,11 +401,10 @@ class InferenceFlow:
             self.attribute_taints = attributes
             self.called_attributes = self._called_attributes()
             self.events = list(events.values())
-            key = ({id(f): s.key() for f, s in summaries.items()},
-                   {k: tuple(sorted(v)) for k, v in attributes.items()},
+            key = ({k: tuple(sorted(v)) for k, v in attributes.items()},
                    {k: tuple(sorted(v)) for k, v in self.called_attributes.items()},
                    tuple(sorted(self.called_under)), tuple(sorted(caches)))
-            if key == previous:
+            if key == previous and settled(summaries, before):
                 break
             previous = key
 

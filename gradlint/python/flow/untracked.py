@@ -20,10 +20,12 @@ import ast
 from typing import FrozenSet, Optional
 
 from gradlint.python.flow.attached import HOOK, PRE_HOOK
+from gradlint.python.flow.deferred import exported_functions
 from gradlint.python.flow.objects import class_of_value
 from gradlint.python.flow.syntax import all_parameter_names
 
 UNTRACKED = ("untracked",)  # the inputs recorded for a scope not walked: it is asked again each pass
+NOTHING, PARAMETERS, SOMETHING = range(3)  # what a scope's walk could track (`UntrackedSources.sources`)
 
 
 class UntrackedSources:
@@ -34,6 +36,7 @@ class UntrackedSources:
         bringing = [function for function, summary in flow.summaries.items() if _brings(summary)]
         self._returning: FrozenSet[str] = frozenset(function.name for function in bringing)
         self._bringing = frozenset(id(function) for function in bringing)
+        self._exported = frozenset(id(function) for _, function in exported_functions(flow))
         self._holding: FrozenSet[str] = frozenset(
             name for pool in (flow.attribute_taints, flow.called_attributes) for name, state in pool.items() if state)
         # `model(x)` may run any module's forward, `Fn.apply(x)` an autograd Function's
@@ -46,22 +49,32 @@ class UntrackedSources:
     def holds_nothing(self, function: Optional[ast.AST], klass: Optional[str]) -> bool:
         """Whether walking the scope (`function`, None for the module's top level) cannot
         track anything this pass."""
+        return self.sources(function, klass) == NOTHING
+
+    def sources(self, function: Optional[ast.AST], klass: Optional[str]) -> int:
+        """What walking the scope could track this pass: NOTHING, only what its parameters
+        are given (PARAMETERS: `deferred`), or SOMETHING."""
         flow = self.flow
         if flow.cache_taints or id(function) in flow.scopes_with_regions:
-            return False
+            return SOMETHING
+        found = NOTHING
         if function is not None:
             if id(function) in flow.decorator_regions or flow.walks_under(function):
-                return False
+                return SOMETHING
             if any(name not in ("self", "cls") for name in all_parameter_names(function)):
-                return False
+                if id(function) in self._exported:
+                    return SOMETHING  # its summary is among the module's exports
+                found = PARAMETERS
+                if flow.classes_holding and flow.parameter_classes(function):
+                    return SOMETHING  # a parameter seeded with what its class's instances hold
             if flow.closures.parameters(function):
-                return False  # names of the code around it, seeded as parameters
+                return SOMETHING  # names of the code around it, seeded as parameters
             if klass is not None and klass in self._holding:
-                return False
+                return SOMETHING
         if not self._calls_matter:
-            return True
+            return found
         scope = function if function is not None else flow.outline.module
-        return not any(self._may_bring(call, function, klass) for call in flow.callers.calls(scope))
+        return SOMETHING if any(self._may_bring(call, function, klass) for call in flow.callers.calls(scope)) else found
 
     def _may_bring(self, call: ast.Call, function: Optional[ast.AST], klass: Optional[str]) -> bool:
         """Whether `call` may give the scope a tracked value: what the function it runs (as
