@@ -21,11 +21,13 @@ from gradlint.reporters.progress import with_progress
 from gradlint.reporters.text import location, shown_path
 from gradlint.nearest_config import CACHE_DIR_VARIABLE, CommandLine, SettingsResolver, settings_of, split_codes
 from gradlint.exit_status import INTERRUPTED, USAGE_ERROR
+from gradlint.result_cache import DEFAULT_CACHE_DIR, code_fingerprint
 from gradlint.runner import BESIDE_CONFIGURATION, run_files
 from gradlint.settings import SelectionError, Settings
 from gradlint.source import SourceError
 from gradlint.deferred_import import defer_import
 from gradlint.standard_streams import echo, prepare_standard_streams, to_stderr, to_stdout
+from gradlint.walk_cache import RememberedWalk
 
 
 def start() -> None:
@@ -107,12 +109,22 @@ def _display_paths(paths: Iterable[str]) -> Iterator[str]:
 
 
 def _files(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool,
-           progress: bool = True, quiet: bool = False, verb: str = "Checking") -> Tuple[Iterable[str], list]:
+           progress: bool = True, quiet: bool = False, verb: str = "Checking",
+           cache_dir: Optional[str] = None) -> Tuple[Iterable[str], list]:
     """The files to check, and the list of skipped paths that fills as they are walked.
     Without a progress display the files come lazily: checking starts while the walk
-    goes on."""
+    goes on. `cache_dir` (as `run_files` takes it): where the walk of each named folder is
+    remembered (`gradlint.walk_cache`)."""
+    remember = None
+    if cache_dir is not None:
+        def remember(folder: str) -> RememberedWalk:
+            directory = cache_dir
+            if directory == BESIDE_CONFIGURATION:
+                with _ConfigurationErrors():
+                    directory = os.path.join(resolver.for_named(folder).root, DEFAULT_CACHE_DIR)
+            return RememberedWalk(directory, folder, code_fingerprint())
     try:
-        found, files = discover_lazily(paths or ["."], resolver, force_exclude)
+        found, files = discover_lazily(paths or ["."], resolver, force_exclude, remember)
     except DiscoveryError as error:
         raise CommandError(str(error)) from None
     shown = _display_paths(files)
@@ -349,7 +361,8 @@ def check(paths, apply_fixes, diff, add_noqa, compare_trace=None, **options) -> 
         name, settings, language, source = _stdin_report(options, resolver)
         report = FileReport(name, Linter(settings, verbose=options["verbose"]).check_text(source.text, name, language))
         _finish(RunResult([report], "check", settings.unsafe_fixes, from_stdin=True), options)
-    files, skipped = _files(paths, resolver, options["force_exclude"], quiet=options["quiet"])
+    files, skipped = _files(paths, resolver, options["force_exclude"], quiet=options["quiet"],
+                            cache_dir=_cache_dir(options))
     outcome = _run(files, resolver, options, "check")
     if compare_trace:
         from gradlint.trace.compare import compare_trace as trace_comparison  # only this option needs it
@@ -418,7 +431,8 @@ def _fix(paths, diff: bool, options: dict, verb: str) -> None:
                                        err=True) for finding in outcome.findings])
         failed = outcome.findings or (options["exit_non_zero_on_fix"] and outcome.applied)
         sys.exit(USAGE_ERROR if not written else 1 if failed and not options["exit_zero"] else 0)
-    files, skipped = _files(paths, resolver, options["force_exclude"], quiet=options["quiet"], verb=verb)
+    files, skipped = _files(paths, resolver, options["force_exclude"], quiet=options["quiet"], verb=verb,
+                            cache_dir=_cache_dir(options))
     outcome = _run(files, resolver, options, "fix", write=not diff)
     reports = outcome.reports
     if diff:
@@ -435,10 +449,15 @@ def _fix(paths, diff: bool, options: dict, verb: str) -> None:
     _finish(RunResult(reports, "fix", _unsafe_fixes(resolver, paths)), options, skipped, outcome.file_count)
 
 
+def _cache_dir(options: dict) -> Optional[str]:
+    """The cache folder as `run_files` takes it: None without a cache."""
+    if options["no_cache"]:
+        return None
+    return options["cache_dir"] or os.environ.get(CACHE_DIR_VARIABLE) or BESIDE_CONFIGURATION
+
+
 def _run(files, resolver: SettingsResolver, options: dict, mode: str, write: bool = True):
-    cache_dir = None
-    if not options["no_cache"]:
-        cache_dir = options["cache_dir"] or os.environ.get(CACHE_DIR_VARIABLE) or BESIDE_CONFIGURATION
+    cache_dir = _cache_dir(options)
     with _ConfigurationErrors():
         outcome = run_files(files, resolver, mode, write=write, jobs=options["jobs"], cache_dir=cache_dir,
                             verbose=options["verbose"])

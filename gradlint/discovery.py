@@ -12,7 +12,6 @@ import stat
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.config import CONFIG_FILE_NAMES
-from gradlint.digest import blake2b
 from gradlint.frontend import language_for, language_for_name
 from gradlint.gitignore import GitIgnore
 from gradlint.record import Record
@@ -157,39 +156,88 @@ def skip_reason(path: str) -> Optional[str]:
     return None
 
 
-def _walk_folders(top: str, excluded, listed=None) -> Iterator[Tuple[str, str, str, List[os.DirEntry]]]:
+def _listing(folder: str) -> Optional[List[os.DirEntry]]:
+    """The folder's entries sorted by name; None when it cannot be listed (passed over, as
+    `os.walk` does)."""
+    try:
+        with os.scandir(folder) as listing:
+            return sorted(listing, key=_entry_name)
+    except OSError:
+        return None
+
+
+def _judge_folder(folder: str, base: str, entries: List[os.DirEntry], folder_settings, is_excluded_in,
+                  skipped: List[Tuple[str, str]]) -> Tuple[List[str], List[str], List[str], bool]:
+    """(the subfolders to enter, the files to check, those of them that may be symbolic
+    links, whether this follows from the names and kinds of the entries and the settings
+    alone) of one listed folder, in name order; what cannot be read goes to `skipped`.
+    Symbolic links to folders are not entered."""
+    subfolders, names, links = [], [], []
+    alone = True
+    for entry in entries:
+        name = entry.name
+        try:
+            is_folder = entry.is_dir()
+        except OSError:
+            is_folder, alone = False, False
+        if is_folder:
+            if entry.is_symlink():
+                alone = False  # what it points to may become a file
+            elif not is_excluded_in(folder, name, folder_settings, True):
+                subfolders.append(name)
+            continue
+        if language_for_name(name) is None or is_excluded_in(folder, name, folder_settings, False):
+            continue
+        # A plain file, as the folder listing says: no system call to ask again.
+        if not _is_plain_file(entry):
+            alone = False
+            reason = skip_reason(base + name)
+            if reason is not None:
+                if reason != "is a directory":  # a folder named x.py is walked already
+                    skipped.append((base + name, reason))
+                continue
+            links.append(name)
+        names.append(name)
+    return subfolders, names, links, alone
+
+
+def _walk_tree(top: str, settings, listed, is_excluded_in, skipped: List[Tuple[str, str]],
+               remembered=None) -> Iterator[Tuple[str, str, str, List[str], List[str]]]:
     """(folder, the folder as a prefix of its entries' paths, its real path (symbolic links
-    resolved) as a prefix, its non-folder entries sorted by name) from `top` down,
-    subfolders in name order, without entering symbolic links to folders or folders
-    `excluded(folder, name)` names; a folder that cannot be listed is passed over (as
-    `os.walk` does). A subfolder entered is no link, so its real path is its parent's
-    and its name: `realpath` (a system call per component) only for `top`. `listed(folder,
-    names)`, before the folder's entries are judged: which of `NOTED_NAMES` it holds."""
+    resolved) as a prefix, the files to check in it, those of them that may be links) from
+    `top` down, subfolders in name order. A subfolder entered is no link, so its real path
+    is its parent's and its name: `realpath` (a system call per component) only for `top`.
+    `listed(folder, names)`, before the folder's entries are judged: which of `NOTED_NAMES`
+    it holds. `remembered` (`walk_cache.RememberedWalk`): what the last walk found in the
+    folders that have not changed since, which are then not listed again."""
     stack = [(top, None)]
     while stack:
         folder, real_base = stack.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = sorted(listing, key=_entry_name)
-        except OSError:
-            continue
-        if listed is not None:
-            listed(folder, frozenset(entry.name for entry in entries if entry.name in NOTED_NAMES))
         base = _as_prefix(folder)
         if real_base is None:
             real_base = _as_prefix(os.path.realpath(folder or "."))
-        files, subfolders = [], []
-        for entry in entries:
-            try:
-                is_folder = entry.is_dir()
-            except OSError:
-                is_folder = False
-            if not is_folder:
-                files.append(entry)
-            elif not entry.is_symlink() and not excluded(folder, entry.name):
-                subfolders.append((base + entry.name, real_base + entry.name + os.sep))
-        yield folder, base, real_base, files
-        stack.extend(reversed(subfolders))
+        status = None
+        if remembered is not None:
+            status, known = remembered.lookup(folder)
+            if known is not None:
+                present, subfolders, names = known
+                listed(folder, present)
+                if remembered.confirms(folder, settings.for_folder(folder)):
+                    yield folder, base, real_base, names, []
+                    stack.extend((base + name, real_base + name + os.sep) for name in reversed(subfolders))
+                    continue
+        entries = _listing(folder)
+        if entries is None:
+            continue
+        present = frozenset(entry.name for entry in entries if entry.name in NOTED_NAMES)
+        listed(folder, present)
+        folder_settings = settings.for_folder(folder)
+        subfolders, names, links, alone = _judge_folder(folder, base, entries, folder_settings, is_excluded_in,
+                                                        skipped)
+        if remembered is not None:
+            remembered.learn(folder, status, present, folder_settings, subfolders, names, alone)
+        yield folder, base, real_base, names, links
+        stack.extend((base + name, real_base + name + os.sep) for name in reversed(subfolders))
 
 
 _entry_name = operator.attrgetter("name")
@@ -233,19 +281,20 @@ def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = Fal
     return found
 
 
-def discover_lazily(paths: Sequence[str], settings: Settings,
-                    force_exclude: bool = False) -> Tuple[Discovered, Iterator[str]]:
+def discover_lazily(paths: Sequence[str], settings: Settings, force_exclude: bool = False,
+                    remember=None) -> Tuple[Discovered, Iterator[str]]:
     """The files to check as an iterator, so that checking can start while the walk goes
     on, and the `Discovered` that collects what is skipped on the way (its `files` stay
-    empty). A named path that does not exist raises DiscoveryError here, before any walk."""
+    empty). A named path that does not exist raises DiscoveryError here, before any walk.
+    `remember(folder)`: the `walk_cache.RememberedWalk` of a named folder, or None."""
     for given in paths:
         if not os.path.lexists(given):
             raise DiscoveryError(f"{given}: no such file or directory")
     result = Discovered()
-    return result, _walk(paths, settings, force_exclude, result)
+    return result, _walk(paths, settings, force_exclude, result, remember)
 
 
-def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovered) -> Iterator[str]:
+def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovered, remember=None) -> Iterator[str]:
     """`settings`: one Settings, or a SettingsResolver: each entry is then judged by the
     settings of the folder it sits in (its nearest configuration)."""
     global _LAST_EXCLUSIONS
@@ -257,9 +306,6 @@ def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovere
         folder_settings = settings.for_path(path)
         return (_excluded(path, folder_settings, folder_settings.root)
                 or (folder_settings.respect_gitignore and gitignore.ignored(path, is_dir)))
-
-    def is_excluded_folder(folder: str, name: str) -> bool:
-        return is_excluded_in(folder, name, settings.for_folder(folder), True)
 
     def is_excluded_in(folder: str, name: str, folder_settings: Settings, is_dir: bool) -> bool:
         return (_excluded_in(folder, name, folder_settings, folder_settings.root)
@@ -273,8 +319,19 @@ def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovere
         if note_settings is not None:
             note_settings(absolute, present)
 
-    seen = set()
+    # The files met, by the real path of their folder: a file reached twice (a symbolic
+    # link, folders named twice) is checked once.
+    seen: Dict[str, set] = {}
     real_folders: Dict[str, str] = {}  # folder -> its real path, as a prefix
+
+    def new_names(real_folder: str, names: List[str]) -> List[str]:
+        known = seen.get(real_folder)
+        if known is None:
+            seen[real_folder] = set(names)
+            return names
+        fresh = [name for name in names if name not in known]
+        known.update(fresh)
+        return fresh
 
     def is_new(path: str, maybe_link: bool = True, folder_and_name: Optional[Tuple[str, str]] = None) -> bool:
         # realpath costs a system call per path component: once per folder, and per file
@@ -283,38 +340,28 @@ def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovere
         real_folder = real_folders.get(folder)
         if real_folder is None:
             real_folder = real_folders[folder] = _as_prefix(os.path.realpath(folder or "."))
-        real = real_folder + name
-        if maybe_link and os.path.islink(real):
-            real = os.path.realpath(real)
-        # A 16-byte digest stands for the real path: a third of its memory in a large tree.
-        key = blake2b(real.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        if key in seen:
-            return False
-        seen.add(key)
-        return True
+        if maybe_link and os.path.islink(real_folder + name):
+            real_folder, name = split_path(os.path.realpath(real_folder + name))
+            real_folder = _as_prefix(real_folder)
+        return bool(new_names(real_folder, [name]))
 
     for given in paths:
         if os.path.isdir(given):
             if force_exclude and is_excluded(given, True):
                 continue
-            for folder, base, real_base, files in _walk_folders(given, is_excluded_folder, listed):
+            remembered = remember(given) if remember is not None else None
+            for folder, base, real_base, names, links in _walk_tree(given, settings, listed, is_excluded_in,
+                                                                    result.skipped, remembered):
                 real_folders.setdefault(folder, real_base)
-                folder_settings = settings.for_folder(folder)
-                for entry in files:
-                    name = entry.name
-                    if language_for_name(name) is None:
-                        continue
-                    path = base + name
-                    if is_excluded_in(folder, name, folder_settings, False):
-                        continue
-                    # A plain file, as the folder listing says: no system call to ask again.
-                    plain = _is_plain_file(entry)
-                    reason = None if plain else skip_reason(path)
-                    if reason is None:
-                        if is_new(path, maybe_link=not plain, folder_and_name=(folder, name)):
-                            yield path
-                    elif reason != "is a directory":  # a folder named x.py is walked already
-                        result.skipped.append((path, reason))
+                if not links:
+                    for name in new_names(real_base, names):
+                        yield base + name
+                    continue
+                for name in names:
+                    if is_new(base + name, maybe_link=name in links, folder_and_name=(folder, name)):
+                        yield base + name
+            if remembered is not None:
+                remembered.finish()
         else:
             if force_exclude and is_excluded(given, False):
                 continue

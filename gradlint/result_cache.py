@@ -9,6 +9,7 @@ worst lose each other's new entries.
 """
 from __future__ import annotations
 
+import functools
 import marshal
 import os
 import struct
@@ -34,10 +35,16 @@ _SECOND_PASS_KEY = b"second pass"
 _DIGEST_SIZE = 16  # of a file's content
 
 
-def _code_fingerprint() -> str:
+def code_fingerprint() -> str:
     """The version plus the size and time of every module of the package, so that editing
-    a rule (without a version bump) invalidates what it found before."""
-    digest = blake2b(__version__.encode(), digest_size=16)
+    a rule (without a version bump) invalidates what it found before; worked out once per
+    version a process sees."""
+    return _code_fingerprint(__version__)
+
+
+@functools.lru_cache(maxsize=4)
+def _code_fingerprint(version: str) -> str:
+    digest = blake2b(version.encode(), digest_size=16)
     package = os.path.dirname(os.path.abspath(__file__))
     for folder, subfolders, names in os.walk(package):
         subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
@@ -51,7 +58,7 @@ def _code_fingerprint() -> str:
 def configuration_key(settings: Settings) -> str:
     """What findings depend on besides the file's bytes."""
     parts = [
-        _code_fingerprint(),
+        code_fingerprint(),
         ",".join(sorted(settings.enabled)),
         repr(sorted((pattern, sorted(codes)) for pattern, codes in settings.per_file_ignores)),
         settings.root if settings.per_file_ignores else "",
@@ -214,16 +221,8 @@ class ResultCache:
 
     def _read(self) -> Dict[str, Tuple[bytes, tuple]]:
         self.read_stamp = self._stamp()
-        try:
-            with open(self.path, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return {}
-        header = len(_MAGIC) + _CHECKSUM_SIZE
-        if not data.startswith(_MAGIC) or len(data) < header:
-            return {}
-        payload = data[header:]
-        if blake2b(payload, digest_size=_CHECKSUM_SIZE).digest() != data[len(_MAGIC):header]:
+        payload = read_cache_file(self.path, _MAGIC)
+        if payload is None:
             return {}
         try:
             entries = marshal.loads(payload)
@@ -272,27 +271,9 @@ class ResultCache:
         else:
             merged.pop(_SECOND_PASS_KEY, None)
         self.updates = {}
-        payload = marshal.dumps(merged)
-        checksum = blake2b(payload, digest_size=_CHECKSUM_SIZE).digest()
-        try:
-            os.makedirs(self.directory, exist_ok=True)
-            ignore = os.path.join(self.directory, ".gitignore")
-            if not os.path.exists(ignore):
-                with open(ignore, "w") as handle:
-                    handle.write("# Created by gradlint: a cache, never commit it.\n*\n")
-            import tempfile  # only a run that lints something writes
-
-            handle, temporary = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=self.directory)
-            try:
-                with os.fdopen(handle, "wb") as stream:
-                    for part in (_MAGIC, checksum, payload):  # no joined copy of a large index
-                        stream.write(part)
-                os.replace(temporary, self.path)
-            except BaseException:
-                os.unlink(temporary)
-                raise
-        except OSError as error:
-            return f"cannot write the cache in {self.directory}: {error.strerror or error}"
+        error = write_cache_file(self.directory, self.path, _MAGIC, marshal.dumps(merged))
+        if error is not None:
+            return error
         self.entries, self.read_stamp = merged, self._stamp()
         self._remove_old_indexes()
         return None
@@ -305,6 +286,51 @@ class ResultCache:
                 os.unlink(entry.path)
         except OSError:
             pass  # another run removed it first
+
+
+def read_cache_file(path: str, magic: bytes) -> Optional[bytes]:
+    """The payload `write_cache_file` wrote with `magic`; None when the file is not there,
+    or is not whole (its checksum)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    header = len(magic) + _CHECKSUM_SIZE
+    if not data.startswith(magic) or len(data) < header:
+        return None
+    payload = data[header:]
+    if blake2b(payload, digest_size=_CHECKSUM_SIZE).digest() != data[len(magic):header]:
+        return None
+    return payload
+
+
+def write_cache_file(directory: str, path: str, magic: bytes, payload: bytes) -> Optional[str]:
+    """Write `payload` after `magic` and its checksum as the file `path` of the cache
+    folder `directory` (made, with a .gitignore, if need be): to a temporary file renamed
+    over it, so that a reader sees a whole file or the one before. An error message if it
+    cannot."""
+    checksum = blake2b(payload, digest_size=_CHECKSUM_SIZE).digest()
+    try:
+        os.makedirs(directory, exist_ok=True)
+        ignore = os.path.join(directory, ".gitignore")
+        if not os.path.exists(ignore):
+            with open(ignore, "w") as handle:
+                handle.write("# Created by gradlint: a cache, never commit it.\n*\n")
+        import tempfile  # only a run that lints something writes
+
+        handle, temporary = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                for part in (magic, checksum, payload):  # no joined copy of a large index
+                    stream.write(part)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError as error:
+        return f"cannot write the cache in {directory}: {error.strerror or error}"
+    return None
 
 
 # A file modified this recently may change again within the same timestamp tick, so its
