@@ -35,13 +35,10 @@ class FileReport(Record):
                  # fix --diff: the file's own text before and after (differs from the above for notebooks)
                  diff_texts: Optional[Tuple[str, str]] = None,
                  # Across modules (`gradlint.python.project`): what it offers importers, what it imports
-                 exports: object = None, imports: Tuple[str, ...] = (),
-                 project: object = None,  # from the cache: its `result_cache.ProjectFacts`' data, with the digest it was for
-                 digest: Optional[bytes] = None) -> None:
+                 exports: object = None, imports: Tuple[str, ...] = ()) -> None:
         self._set(path=path, findings=[] if findings is None else findings, error=error,
                   notes=[] if notes is None else notes, applied_fixes=[] if applied_fixes is None else applied_fixes,
-                  original=original, fixed=fixed, diff_texts=diff_texts, exports=exports, imports=imports,
-                  project=project, digest=digest)
+                  original=original, fixed=fixed, diff_texts=diff_texts, exports=exports, imports=imports)
 
     @property
     def changed(self) -> bool:

@@ -5,7 +5,9 @@ ignores, unsafe fixes) maps each file's absolute path to the hash of the bytes t
 checked and what was found in them, so a changed file replaces its entry instead of piling
 up new ones. The index is written to a temporary file and renamed over the old one, and it
 carries a checksum, so a reader sees a whole index or none: two runs sharing a cache at
-worst lose each other's new entries.
+worst lose each other's new entries. The files' project facts (`ProjectFacts`, most of
+the index's size) are a second section with its own checksum, decoded only by a run whose
+second pass runs.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from gradlint.record import named_tuple
 from gradlint.settings import Settings
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
-_MAGIC = b"gradlint-cache-7\n"
+_MAGIC = b"gradlint-cache-8\n"
 # Index files kept per cache folder: each configuration and each version of the code
 # makes its own, and the oldest are removed past this many.
 MAX_INDEXES = 8
@@ -127,34 +129,25 @@ def decode_finding(path: str, data: tuple) -> Finding:
 _STAMP = struct.Struct("<qqqQ")
 
 
-def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple], project: Optional[tuple] = None):
+def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple]):
     """A cache entry as small as it can be held: the digest and stamp in one bytes object,
-    paired with the findings only when there are any (most files have none), and with the
-    file's project facts when it has some (`ProjectFacts`)."""
+    paired with the findings only when there are any (most files have none). The file's
+    project facts are kept apart (`ResultCache.facts`)."""
     packed = digest if stamp is None else digest + _STAMP.pack(*stamp)
-    if project:
-        return packed, encoded_findings, project
     return (packed, encoded_findings) if encoded_findings else packed
 
 
-def unpack_entry(entry, decode_facts: bool = True) -> Tuple[bytes, tuple, Optional[tuple], object]:
-    """(digest, encoded findings, stamp or None, project facts or None) of a `_pack_entry`
-    result; ValueError (or TypeError, struct.error) for anything else. Without
-    `decode_facts`, the facts come as the data `ProjectFacts.from_data` reads (a warm run
-    whose second pass is skipped never reads them)."""
-    project = None
+def unpack_entry(entry) -> Tuple[bytes, tuple, Optional[bytes]]:
+    """(digest, encoded findings, stamp packed as `packed_stamp` gives it, or None) of a
+    `_pack_entry` result; ValueError (or TypeError) for anything else."""
     if isinstance(entry, bytes):
         packed, encoded_findings = entry, ()
-    elif len(entry) == 3:
-        packed, encoded_findings, project = entry
-        project = ProjectFacts.from_data(project) if decode_facts else project
     else:
         packed, encoded_findings = entry
     if not isinstance(packed, bytes) or len(packed) not in (_DIGEST_SIZE, _DIGEST_SIZE + _STAMP.size) \
             or not isinstance(encoded_findings, tuple):
         raise ValueError("not a cache entry")
-    stamp = _STAMP.unpack_from(packed, _DIGEST_SIZE) if len(packed) > _DIGEST_SIZE else None
-    return packed[:_DIGEST_SIZE], encoded_findings, stamp, project
+    return packed[:_DIGEST_SIZE], encoded_findings, packed[_DIGEST_SIZE:] or None
 
 
 @named_tuple
@@ -202,14 +195,19 @@ def _pairs(values, first: type, second: type) -> bool:
 
 
 class ResultCache:
-    """path -> (content hash, encoded findings) for one configuration."""
+    """path -> (content hash, encoded findings) for one configuration, and apart from them
+    path -> the file's project facts (`ProjectFacts`), read only by a run whose second pass
+    runs (a warm run over unchanged files decodes none)."""
 
     def __init__(self, directory: str, settings: Settings) -> None:
         self.directory = directory
         self.path = os.path.join(directory, configuration_key(settings) + ".cache")
         self.read_stamp: Optional[tuple] = None  # the index file as it was when read
+        self._facts_section: Optional[Section] = None
+        self._facts: Optional[dict] = {}  # None: not decoded yet (`facts`)
         self.entries: Dict[bytes, object] = self._read()  # path_key(path) -> _pack_entry(...)
-        self.updates: Dict[str, Tuple[bytes, tuple]] = {}
+        self.updates: Dict[bytes, object] = {}
+        self.fact_updates: Dict[bytes, Optional[tuple]] = {}  # None: the file has none now
         self.discarded: set = set()  # keys of entries that did not decode
 
     def _stamp(self) -> Optional[tuple]:
@@ -219,20 +217,39 @@ class ResultCache:
             return None
         return status.st_ino, status.st_size, status.st_mtime_ns
 
-    def _read(self) -> Dict[str, Tuple[bytes, tuple]]:
+    def _read(self) -> Dict[bytes, object]:
         self.read_stamp = self._stamp()
-        payload = read_cache_file(self.path, _MAGIC)
+        self._facts_section, self._facts = None, {}
+        sections = read_cache_file(self.path, _MAGIC)
+        payload = sections[0].payload() if sections and len(sections) == 2 else None
         if payload is None:
             return {}
         try:
             entries = marshal.loads(payload)
         except (ValueError, EOFError, TypeError):
             return {}
-        return entries if isinstance(entries, dict) else {}
+        if not isinstance(entries, dict):
+            return {}
+        self._facts_section, self._facts = sections[1], None
+        return entries
+
+    def facts(self) -> Optional[dict]:
+        """path key -> `ProjectFacts.to_data()` of each file that has facts; None when they
+        do not read (damaged): no entry can then be trusted by a second pass."""
+        if self._facts is None:
+            payload = self._facts_section.payload() if self._facts_section is not None else None
+            try:
+                facts = marshal.loads(payload) if payload is not None else None
+            except (ValueError, EOFError, TypeError):
+                facts = None
+            self._facts_section = None
+            self._facts = facts if isinstance(facts, dict) else False
+        return None if self._facts is False else self._facts
 
     def store(self, key: bytes, digest: bytes, encoded_findings: tuple, stamp: Optional[tuple] = None,
               project: Optional[ProjectFacts] = None) -> None:
-        self.updates[key] = _pack_entry(digest, encoded_findings, stamp, project.to_data() if project else None)
+        self.updates[key] = _pack_entry(digest, encoded_findings, stamp)
+        self.fact_updates[key] = project.to_data() if project else None
 
     def second_pass_fingerprint(self) -> Optional[bytes]:
         """The fingerprint of the files (paths and contents, in order) whose second pass
@@ -261,20 +278,29 @@ class ResultCache:
         # update in place, not to hold two copies of a large index.
         alone = self._stamp() == self.read_stamp
         merged = self.entries if alone else self._read()
+        facts = self.facts()
+        if facts is None:  # damaged: keep only what this run found
+            merged, facts = {}, {}
         for key in discarded:
             merged.pop(key, None)
+            facts.pop(key, None)
         fingerprint = self.updates.pop(_SECOND_PASS_KEY, None)
         merged.update(self.updates)
+        for key, data in self.fact_updates.items():
+            if data is None:
+                facts.pop(key, None)
+            else:
+                facts[key] = data
         # the second pass's fingerprint holds only for entries no other run has replaced
         if fingerprint is not None and alone:
             merged[_SECOND_PASS_KEY] = fingerprint
         else:
             merged.pop(_SECOND_PASS_KEY, None)
-        self.updates = {}
-        error = write_cache_file(self.directory, self.path, _MAGIC, marshal.dumps(merged))
+        self.updates, self.fact_updates = {}, {}
+        error = write_cache_file(self.directory, self.path, _MAGIC, marshal.dumps(merged), marshal.dumps(facts))
         if error is not None:
             return error
-        self.entries, self.read_stamp = merged, self._stamp()
+        self.entries, self._facts, self.read_stamp = merged, facts, self._stamp()
         self._remove_old_indexes()
         return None
 
@@ -288,29 +314,55 @@ class ResultCache:
             pass  # another run removed it first
 
 
-def read_cache_file(path: str, magic: bytes) -> Optional[bytes]:
-    """The payload `write_cache_file` wrote with `magic`; None when the file is not there,
-    or is not whole (its checksum)."""
+class Section:
+    """One payload of a cache file, its checksum checked when it is first read."""
+
+    __slots__ = ("checksum", "data")
+
+    def __init__(self, checksum: bytes, data: memoryview) -> None:
+        self.checksum, self.data = checksum, data
+
+    def payload(self) -> Optional[memoryview]:
+        """The payload; None when it is not what was written."""
+        if blake2b(self.data, digest_size=_CHECKSUM_SIZE).digest() != self.checksum:
+            return None
+        return self.data
+
+
+_LENGTH = struct.Struct("<Q")
+
+
+def read_cache_file(path: str, magic: bytes) -> Optional[list]:
+    """The payloads `write_cache_file` wrote after `magic`, as `Section`s; None when the
+    file is not there or is cut short."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = memoryview(handle.read())
     except OSError:
         return None
-    header = len(magic) + _CHECKSUM_SIZE
-    if not data.startswith(magic) or len(data) < header:
+    if data[:len(magic)] != magic:
         return None
-    payload = data[header:]
-    if blake2b(payload, digest_size=_CHECKSUM_SIZE).digest() != data[len(magic):header]:
-        return None
-    return payload
+    sections, offset = [], len(magic)
+    while offset < len(data):
+        start = offset + _CHECKSUM_SIZE + _LENGTH.size
+        if start > len(data):
+            return None
+        end = start + _LENGTH.unpack_from(data, offset + _CHECKSUM_SIZE)[0]
+        if end > len(data):
+            return None
+        sections.append(Section(bytes(data[offset:offset + _CHECKSUM_SIZE]), data[start:end]))
+        offset = end
+    return sections
 
 
-def write_cache_file(directory: str, path: str, magic: bytes, payload: bytes) -> Optional[str]:
-    """Write `payload` after `magic` and its checksum as the file `path` of the cache
-    folder `directory` (made, with a .gitignore, if need be): to a temporary file renamed
-    over it, so that a reader sees a whole file or the one before. An error message if it
-    cannot."""
-    checksum = blake2b(payload, digest_size=_CHECKSUM_SIZE).digest()
+def write_cache_file(directory: str, path: str, magic: bytes, *payloads: bytes) -> Optional[str]:
+    """Write `magic`, then each payload with its checksum and length, as the file `path` of
+    the cache folder `directory` (made, with a .gitignore, if need be): to a temporary file
+    renamed over it, so that a reader sees a whole file or the one before. An error message
+    if it cannot."""
+    parts = [magic]
+    for payload in payloads:
+        parts += [blake2b(payload, digest_size=_CHECKSUM_SIZE).digest(), _LENGTH.pack(len(payload)), payload]
     try:
         os.makedirs(directory, exist_ok=True)
         ignore = os.path.join(directory, ".gitignore")
@@ -322,7 +374,7 @@ def write_cache_file(directory: str, path: str, magic: bytes, payload: bytes) ->
         handle, temporary = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=directory)
         try:
             with os.fdopen(handle, "wb") as stream:
-                for part in (magic, checksum, payload):  # no joined copy of a large index
+                for part in parts:  # no joined copy of a large index
                     stream.write(part)
             os.replace(temporary, path)
         except BaseException:
@@ -338,14 +390,14 @@ def write_cache_file(directory: str, path: str, magic: bytes, payload: bytes) ->
 _SETTLED_NS = 2_000_000_000
 
 
-def stat_stamp(path: str) -> Optional[tuple]:
-    """The `_STAMP` of the file, which lets a warm run skip reading it; None when it
-    cannot be had."""
+def packed_stamp(path: str) -> Optional[bytes]:
+    """The `_STAMP` of the file, packed as an entry holds it, which lets a warm run skip
+    reading it; None when it cannot be had."""
     try:
         status = os.stat(path)
     except OSError:
         return None
-    return _stamp_of(status)
+    return _STAMP.pack(status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
 
 
 def _stamp_of(status: os.stat_result) -> tuple:

@@ -19,8 +19,8 @@ from gradlint.engine import FileReport, Linter
 from gradlint.frontend import language_for
 from gradlint.record import Record
 from gradlint.result_cache import (
-    DEFAULT_CACHE_DIR, ProjectFacts, ResultCache, content_hash, decode_finding, encode_finding, path_key,
-    settled_stamp, stat_stamp, unpack_entry,
+    DEFAULT_CACHE_DIR, ProjectFacts, ResultCache, content_hash, decode_finding, encode_finding, packed_stamp,
+    path_key, settled_stamp, unpack_entry,
 )
 from gradlint.settings import Settings
 from gradlint.source import (
@@ -69,7 +69,10 @@ class _Job(Record):
 
     def absolute(self, path: str) -> str:
         """`os.path.abspath(path)`, worked out once per folder."""
-        folder, name = split_path(path)
+        return self._absolute_in(*split_path(path), path)
+
+    def _absolute_in(self, folder: str, name: str, path: str) -> str:
+        """`absolute(path)` of the `folder` and `name` of `path`."""
         absolute = self.absolute_folders.get(folder)
         if absolute is None:
             absolute = self.absolute_folders[folder] = os.path.join(os.path.abspath(folder or "."), "")
@@ -104,21 +107,25 @@ class _Job(Record):
         errors = [error for error in (cache.save() for cache in self.caches.values()) if error]
         return errors[0] if errors else None
 
-    def cached(self, path: str) -> Optional[FileReport]:
-        """The report the cache holds for the file as it is now; None: lint it."""
-        settings = self.settings.for_path(path)
+    def cached(self, path: str) -> Optional[tuple]:
+        """(the report to show or None, the digest of the content, the cache and the key of
+        the entry) the cache holds for the file as it is now; None: lint it."""
+        folder, name = split_path(path)
+        settings = self.settings.for_folder(folder)
         cache = self.cache_for(settings)
-        key = self.key(path)
-        entry = cache.entries.get(key) if cache is not None else None
+        if cache is None:
+            return None
+        key = path_key(self._absolute_in(folder, name, path))
+        entry = cache.entries.get(key)
         if entry is None:
             return None
         try:
-            digest, encoded_findings, stamp, project = unpack_entry(entry, decode_facts=False)
+            digest, encoded_findings, stamp = unpack_entry(entry)
             findings = [decode_finding(path, data) for data in encoded_findings]
         except Exception:  # any shape but the one written: a miss, and the entry goes
             cache.discard(key)
             return None
-        if stamp is None or stat_stamp(path) != stamp:
+        if stamp is None or packed_stamp(path) != stamp:
             try:
                 raw = read_bytes(path)
             except SourceError:
@@ -128,9 +135,7 @@ class _Job(Record):
         if self.mode == "fix" and any(
                 f.fix is not None and f.fix.is_applicable(settings.unsafe_fixes) for f in findings):
             return None
-        report = FileReport(path, findings)
-        report.project, report.digest = project, digest  # the facts' data: `_Taken.decode_facts`
-        return report
+        return FileReport(path, findings) if findings else None, digest, cache, key
 
     def lint(self, path: str, project=None, dependencies: Tuple = (), kept: Optional[ProjectFacts] = None) -> tuple:
         """(the report, the cache entry to store or None, (the file's `ProjectFacts`, digest)
@@ -223,7 +228,7 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
     jobs = default_jobs() if jobs is None else jobs
     sequence = files if isinstance(files, collections.abc.Sequence) else None
     taken = _Taken(job, iter(sequence) if sequence is not None else None)
-    waiting: Deque[Tuple[str, Optional[FileReport]]] = collections.deque()  # in input order; None: to lint
+    waiting: Deque[Tuple[str, Optional[tuple]]] = collections.deque()  # in input order; None: to lint
     pool: Optional[WorkerPool] = None
     swept: set = set()  # folders cleared of the temporaries killed runs left
     results = None
@@ -287,6 +292,9 @@ class _Taken:
         self.fingerprint = blake2b(job.mode.encode(), digest_size=16)
         self.complete = True
         self.linted = 0  # files not found in the cache
+        # (path, position, cache, key, digest) of each file taken from the cache: its facts
+        # are decoded only for a second pass (`decode_facts`)
+        self.cached: List[tuple] = []
 
     def _fingerprint(self, path: str, digest: Optional[bytes]) -> None:
         if digest is None:
@@ -294,33 +302,39 @@ class _Taken:
         elif self.complete:
             self.fingerprint.update(path.encode("utf-8", "surrogatepass") + b"\0" + digest)
 
-    def take(self, path: str, cached: Optional[FileReport], results: Optional[Iterator] = None) -> None:
-        """One file: its cached report, or else the next of `results` (in the order of misses)."""
+    def take(self, path: str, cached: Optional[tuple], results: Optional[Iterator] = None) -> None:
+        """One file: what `_Job.cached` found for it, or else the next of `results` (in the
+        order of misses)."""
         if cached is None:
             self.take_result(path, next(results))
-        else:
-            self._fingerprint(path, cached.digest)
-            if cached.project is not None:  # (data, decoded by `decode_facts`)
-                self.facts[path] = (self.count, cached.project, cached.digest)
-            self._keep(cached, path)
+            return
+        report, digest, cache, key = cached
+        self._fingerprint(path, digest)
+        self.cached.append((path, self.count, cache, key, digest))
+        self._keep(report, path)
 
     def decode_facts(self) -> List[Tuple[str, int]]:
-        """The cached facts' data as `ProjectFacts`, before a second pass reads them; the
-        (path, position) of the files whose data is of another shape (lint them again)."""
+        """The project facts of the files taken from the cache, before a second pass reads
+        them (a run whose second pass is skipped never decodes them); the (path, position)
+        of the files whose facts do not read (lint them again)."""
         refused = []
-        for path, (position, facts, digest) in list(self.facts.items()):
-            if isinstance(facts, ProjectFacts):
+        for path, position, cache, key, digest in self.cached:
+            facts = cache.facts()
+            data = facts.get(key) if facts is not None else None
+            if data is None:
+                if facts is None:  # the facts are damaged: whose they were is not known
+                    refused.append((path, position))
                 continue
             try:
-                decoded = ProjectFacts.from_data(facts)
+                decoded = ProjectFacts.from_data(data)
             except Exception:  # any shape but the one written
                 refused.append((path, position))
-                del self.facts[path]
                 continue
             if decoded:
                 self.facts[path] = (position, decoded, digest)
-            else:
-                del self.facts[path]
+        self.cached = []
+        # in input order, as a run that found none in the cache holds them
+        self.facts = dict(sorted(self.facts.items(), key=_position))
         return refused
 
     def take_result(self, path: str, result: tuple) -> None:
@@ -374,6 +388,10 @@ class _Taken:
                 return
             waiting.popleft()
             self.take(path, cached, pool.ready_results)
+
+
+def _position(item: tuple) -> int:
+    return item[1][0]
 
 
 def _second_pass(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> None:

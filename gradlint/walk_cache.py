@@ -89,7 +89,8 @@ class RememberedWalk:
     # -- reading ---------------------------------------------------------------------------
 
     def _read(self) -> Dict[str, tuple]:
-        payload = read_cache_file(self.path, _MAGIC)
+        sections = read_cache_file(self.path, _MAGIC)
+        payload = sections[0].payload() if sections and len(sections) == 1 else None
         if payload is None:
             return {}
         try:

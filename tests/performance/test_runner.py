@@ -92,7 +92,7 @@ def test_configuration_and_version_are_part_of_the_key(tmp_path, count_linted, m
 
 @pytest.mark.parametrize("damage", [
     lambda data: data[: len(data) // 2],  # truncated by a crash
-    lambda data: data[:-1] + bytes([data[-1] ^ 1]),  # one flipped bit
+    lambda data: data[:60] + bytes([data[60] ^ 1]) + data[61:],  # one flipped bit in the entries
     lambda data: b"not a cache at all",
     lambda data: b"",
 ])
@@ -110,6 +110,31 @@ def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path, count_linted, damage
     assert len(count_linted) == 6
     run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
     assert len(count_linted) == 6  # the rewritten index is whole again
+
+
+def test_damaged_project_facts_are_read_only_by_a_second_pass_which_lints_their_files_again(tmp_path, count_linted,
+                                                                                           monkeypatch):
+    paths = make_tree(tmp_path, 3)
+    cache = str(tmp_path / "cache")
+    cold = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    [index] = [name for name in os.listdir(cache) if name.endswith(".cache")]
+    path = os.path.join(cache, index)
+    with open(path, "rb") as handle:
+        data = handle.read()
+    with open(path, "wb") as handle:
+        handle.write(data[:-1] + bytes([data[-1] ^ 1]))  # the facts are the index's last section
+    decoded = []
+    original = result_cache.ProjectFacts.from_data
+    monkeypatch.setattr(result_cache.ProjectFacts, "from_data", lambda data: decoded.append(data) or original(data))
+    assert summary(run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)) == summary(cold)
+    assert len(count_linted) == 3 and decoded == []  # the second pass is skipped: no facts read
+    with open(paths[0], "a") as handle:
+        handle.write("# changed\n")
+    again = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert summary(again) == summary(cold)
+    assert len(count_linted) == 6  # the changed file, and the two whose facts were lost
+    run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert len(count_linted) == 6
 
 
 def test_two_runs_sharing_a_cache_keep_both_entries_and_leave_no_temporaries(tmp_path):

@@ -262,12 +262,12 @@ def test_cached_facts_of_another_shape_make_their_file_checked_again_when_a_seco
     assert _findings(folder, jobs=1, cache_dir=cache_dir) == [("main.py", 13, "GL201")]
     cache = result_cache.ResultCache(cache_dir, SETTINGS)
     key = result_cache.path_key(str(folder / "main.py"))
-    packed, findings, _ = cache.entries[key]
-    cache.updates[key] = (packed, findings, ("not", "facts"))  # written by no version of gradlint
+    cache.updates[key] = cache.entries[key]
+    cache.fact_updates[key] = ("not", "facts")  # written by no version of gradlint
     assert cache.save() is None
     (folder / "unrelated.py").write_text("import torch\n")  # a file to lint: the second pass runs
     counting = _Counting(monkeypatch)
     assert _findings(folder, jobs=1, cache_dir=cache_dir) == [("main.py", 13, "GL201")]
     assert counting.paths.count("main.py") >= 1
-    entry = result_cache.ResultCache(cache_dir, SETTINGS).entries[key]
-    assert result_cache.unpack_entry(entry)[3] is not None  # its facts rewritten, and they decode
+    facts = result_cache.ResultCache(cache_dir, SETTINGS).facts()[key]
+    assert result_cache.ProjectFacts.from_data(facts)  # its facts rewritten, and they decode

@@ -2,7 +2,6 @@
 one configuration error), and every other file is still checked."""
 from __future__ import annotations
 
-import hashlib
 import json
 import marshal
 import os
@@ -49,14 +48,17 @@ def _index_files(cache_dir):
     return [path for path in cache_dir.iterdir() if path.suffix == ".cache"]
 
 
+def _index_sections(path) -> list:
+    """The index's entries and its files' project facts."""
+    entries, facts = result_cache.read_cache_file(str(path), result_cache._MAGIC)
+    return [marshal.loads(entries.payload()), marshal.loads(facts.payload())]
+
+
 def _rewrite_index(path, change) -> None:
     """Give the index other entries under a valid checksum: damage its checksum cannot see."""
-    data = path.read_bytes()
-    header = len(result_cache._MAGIC) + result_cache._CHECKSUM_SIZE
-    entries = marshal.loads(data[header:])
-    payload = marshal.dumps(change(entries))
-    checksum = hashlib.blake2b(payload, digest_size=result_cache._CHECKSUM_SIZE).digest()
-    path.write_bytes(result_cache._MAGIC + checksum + payload)
+    entries, facts = _index_sections(path)
+    assert result_cache.write_cache_file(str(path.parent), str(path), result_cache._MAGIC,
+                                         marshal.dumps(change(entries)), marshal.dumps(facts)) is None
 
 
 _WRONG_SHAPES = [
@@ -81,7 +83,7 @@ def test_cache_entries_of_the_wrong_shape_are_misses_and_are_rewritten(tmp_path,
         assert sorted(line.split(":")[0] for line in run.stdout.splitlines()) == names
         assert run.exit_code == 1
     (index,) = _index_files(cache)
-    entries = marshal.loads(index.read_bytes()[len(result_cache._MAGIC) + result_cache._CHECKSUM_SIZE:])
+    entries, _ = _index_sections(index)
     second_pass = entries.pop(result_cache._SECOND_PASS_KEY, None)  # (the one entry of no path)
     assert second_pass is None or isinstance(second_pass, bytes)
     assert set(entries) == set(keys)
