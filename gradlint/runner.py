@@ -19,8 +19,8 @@ from gradlint.engine import FileReport, Linter
 from gradlint.frontend import language_for
 from gradlint.record import Record
 from gradlint.result_cache import (
-    DEFAULT_CACHE_DIR, ProjectFacts, ResultCache, content_hash, decode_finding, encode_finding, packed_stamp,
-    path_key, settled_stamp, unpack_entry,
+    _DIGEST_SIZE, _STAMP, DEFAULT_CACHE_DIR, ProjectFacts, ResultCache, content_hash, decode_finding, encode_finding,
+    packed_stamp, path_key, settled_stamp, unpack_entry,
 )
 from gradlint.settings import Settings
 from gradlint.source import (
@@ -49,6 +49,9 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+_POSIX_PATHS = os.sep == "/" and os.altsep is None  # a path's folder is all before its last "/"
+
+
 # -- one file ---------------------------------------------------------------------------------
 
 class _Job(Record):
@@ -73,10 +76,14 @@ class _Job(Record):
 
     def _absolute_in(self, folder: str, name: str, path: str) -> str:
         """`absolute(path)` of the `folder` and `name` of `path`."""
+        return self.absolute_prefix(folder) + name if name not in ("", ".", "..") else os.path.abspath(path)
+
+    def absolute_prefix(self, folder: str) -> str:
+        """The absolute form of `folder` (as `split_path` gives it) as a prefix of its entries."""
         absolute = self.absolute_folders.get(folder)
         if absolute is None:
             absolute = self.absolute_folders[folder] = os.path.join(os.path.abspath(folder or "."), "")
-        return absolute + name if name not in ("", ".", "..") else os.path.abspath(path)
+        return absolute
 
     def key(self, path: str) -> bytes:
         """The cache key of a path: of its absolute form."""
@@ -232,8 +239,12 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
     pool: Optional[WorkerPool] = None
     swept: set = set()  # folders cleared of the temporaries killed runs left
     results = None
+    pooled: List[Optional[WorkerPool]] = [None]  # the pool, once it has started (`_clean_hits_taken`)
     try:
-        for path in files if sequence is None else (files[index] for index in range(len(files))):
+        paths = files if sequence is None else (files[index] for index in range(len(files)))
+        if mode == "check" and sequence is None and cache_dir is not None and _POSIX_PATHS:
+            paths = _clean_hits_taken(job, taken, paths, waiting, pooled)
+        for path in paths:
             if mode == "fix" and write:
                 folder = split_path(path)[0]
                 if folder not in swept:
@@ -255,7 +266,7 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
                 if pool.in_flight() > MAX_BATCHES_IN_FLIGHT:  # the walk outruns the workers: wait
                     taken.take_next_batch(waiting, pool)
             elif jobs > 1 and len(waiting) >= SERIAL_FIRST_MAX_FILES:
-                pool = WorkerPool(job, jobs)
+                pool = pooled[0] = WorkerPool(job, jobs)
                 for waiting_path, cached in waiting:
                     if cached is None:
                         pool.add(waiting_path)
@@ -275,6 +286,55 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
     return RunOutcome(taken.reports, taken.count, job.save_caches())
 
 
+def _clean_hits_taken(job: _Job, taken: "_Taken", paths: Iterable[str], waiting: Deque,
+                      pooled: List[Optional[WorkerPool]]) -> Iterator[str]:
+    """`paths` without the files it takes itself, in order: those whose cache entry says
+    they had no findings, and whose stamp says they have not changed since (most files of
+    a warm run), while nothing waits before them. What `_Job.cached` and `_Taken.take`
+    do for them, with what depends on the folder worked out once per folder."""
+    last_folder = None
+    entries, cache = None, None
+    pack, stat, is_bytes = _STAMP.pack, os.stat, bytes
+    entry_size = _DIGEST_SIZE + _STAMP.size
+    fingerprint, cached, python_paths = taken.fingerprint_data, taken.cached, taken.python_paths
+    for path in paths:
+        if waiting or pooled[0] is not None or taken.shown is not None:
+            yield path
+            continue
+        cut = path.rfind("/") + 1
+        folder, name = path[:cut], path[cut:]
+        if folder != last_folder:
+            last_folder, head = folder, split_path(path)[0]
+            cache = job.cache_for(job.settings.for_folder(head))
+            entries = cache.entries if cache is not None else None
+            prefix = job.absolute_prefix(head)
+        if entries is None or name in ("", ".", ".."):
+            yield path
+            continue
+        key = path_key(prefix + name)
+        entry = entries.get(key)
+        if type(entry) is not is_bytes or len(entry) != entry_size:
+            yield path
+            continue
+        try:
+            status = stat(path)
+        except OSError:
+            yield path
+            continue
+        if pack(status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino) != entry[_DIGEST_SIZE:]:
+            yield path
+            continue
+        digest = entry[:_DIGEST_SIZE]
+        position = taken.count
+        if taken.complete:
+            fingerprint += key
+            fingerprint += digest
+        cached.append((path, position, cache, key, digest))
+        if path.endswith(".py"):  # a module others may import (`_follow_imports`)
+            python_paths.append((path, position))
+        taken.count = position + 1
+
+
 class _Taken:
     """The results taken so far, in input order: reports worth showing, cache entries, and
     the project facts of the files that have some (`result_cache.ProjectFacts`)."""
@@ -289,18 +349,24 @@ class _Taken:
         self.count = 0
         # What the second pass depends on: the files in order, each with the digest of the
         # content its entry holds (`_second_pass`); None once a file has no entry.
-        self.fingerprint = blake2b(job.mode.encode(), digest_size=16)
+        self.fingerprint_data = bytearray(job.mode.encode())  # each file's key and digest
         self.complete = True
         self.linted = 0  # files not found in the cache
         # (path, position, cache, key, digest) of each file taken from the cache: its facts
         # are decoded only for a second pass (`decode_facts`)
         self.cached: List[tuple] = []
 
-    def _fingerprint(self, path: str, digest: Optional[bytes]) -> None:
+    def _fingerprint(self, path: str, digest: Optional[bytes], key: Optional[bytes] = None) -> None:
         if digest is None:
             self.complete = False
         elif self.complete:
-            self.fingerprint.update(path.encode("utf-8", "surrogatepass") + b"\0" + digest)
+            self.fingerprint_data += key or self.job.key(path)
+            self.fingerprint_data += digest
+
+    def fingerprint(self) -> Optional[bytes]:
+        """The digest of the files taken, in order, each with the digest of the content its
+        entry holds; None when some file has no entry."""
+        return blake2b(self.fingerprint_data, digest_size=16).digest() if self.complete else None
 
     def take(self, path: str, cached: Optional[tuple], results: Optional[Iterator] = None) -> None:
         """One file: what `_Job.cached` found for it, or else the next of `results` (in the
@@ -309,7 +375,7 @@ class _Taken:
             self.take_result(path, next(results))
             return
         report, digest, cache, key = cached
-        self._fingerprint(path, digest)
+        self._fingerprint(path, digest, key)
         self.cached.append((path, self.count, cache, key, digest))
         self._keep(report, path)
 
@@ -402,7 +468,7 @@ def _second_pass(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> None:
     the next pass expects). Only a run with one cache (one configuration) keeps that mark."""
     caches = list(job.caches.values()) if job.mode == "check" else []
     cache = caches[0] if len(caches) == 1 else None
-    fingerprint = taken.fingerprint.digest() if taken.complete else None
+    fingerprint = taken.fingerprint()
     if cache is None or taken.linted or fingerprint is None or cache.second_pass_fingerprint() != fingerprint:
         for path, position in taken.decode_facts():  # their entries are misses now
             job.cache_for(job.settings.for_path(path)).discard(job.key(path))

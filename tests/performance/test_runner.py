@@ -181,17 +181,45 @@ def test_the_pool_gives_the_serial_results_in_the_same_order(tmp_path, monkeypat
     assert summary(warm) == summary(serial)
 
 
+@pytest.mark.parametrize("lazily", [False, True])  # a list; a walk's iterator (clean hits taken as they come)
 @pytest.mark.parametrize("serial_seconds", [0.0, 0.01])  # all in the pool; some files before it
-def test_cached_and_linted_files_come_back_in_input_order(tmp_path, monkeypatch, serial_seconds):
+def test_cached_and_linted_files_come_back_in_input_order(tmp_path, monkeypatch, serial_seconds, lazily):
     monkeypatch.setattr(runner, "SERIAL_SECONDS", serial_seconds)
+    monkeypatch.setattr(result_cache, "_SETTLED_NS", 0)  # entries with stamps, as settled files have
     paths = make_tree(tmp_path, 3 * runner.POOL_MIN_FILES)
     cache = str(tmp_path / "cache")
     run_files(paths, settings_for(tmp_path), jobs=2, cache_dir=cache)
     for path in paths[::2]:  # every other file changes: half hits, half misses, interleaved
         with open(path, "a") as handle:
             handle.write("# edited\n")
-    mixed = run_files(paths, settings_for(tmp_path), jobs=2, cache_dir=cache)
+    mixed = run_files(iter(paths) if lazily else paths, settings_for(tmp_path), jobs=2, cache_dir=cache)
     assert summary(mixed) == summary(run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=None))
+    assert mixed.file_count == len(paths)
+
+
+def test_a_warm_walk_takes_unchanged_clean_files_without_looking_each_up(tmp_path, monkeypatch, count_linted):
+    monkeypatch.setattr(result_cache, "_SETTLED_NS", 0)  # entries with stamps, as settled files have
+    paths = make_tree(tmp_path, 12)
+    cache = str(tmp_path / "cache")
+    cold = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
+    looked_up, second_passes = [], []
+    original, follow = runner._Job.cached, runner._follow_imports
+    monkeypatch.setattr(runner._Job, "cached", lambda job, path: looked_up.append(path) or original(job, path))
+    monkeypatch.setattr(runner, "_follow_imports", lambda *args: second_passes.append(args) or follow(*args))
+    warm = run_files(iter(paths), settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert summary(warm) == summary(cold) and warm.file_count == 12
+    assert len(count_linted) == 12  # the cold run's
+    clean = [path for path in paths if os.path.basename(path).startswith("ok_")]
+    assert sorted(looked_up) == sorted(set(paths) - set(clean))  # those with findings: their entries decoded
+    assert second_passes == []  # the mark the run over a list left holds for the walk over the same files
+    looked_up.clear()
+    with open(clean[0], "a") as handle:
+        handle.write("# edited\n")
+    again = run_files(iter(paths), settings_for(tmp_path), jobs=1, cache_dir=cache)
+    assert summary(again) == summary(cold)
+    assert clean[0] in looked_up and count_linted[12:] == [clean[0]]
+    assert summary(run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)) == summary(cold)
+    assert len(count_linted) == 13
 
 
 def test_no_pool_for_a_handful_of_files(tmp_path, monkeypatch):

@@ -271,3 +271,36 @@ def test_cached_facts_of_another_shape_make_their_file_checked_again_when_a_seco
     assert counting.paths.count("main.py") >= 1
     facts = result_cache.ResultCache(cache_dir, SETTINGS).facts()[key]
     assert result_cache.ProjectFacts.from_data(facts)  # its facts rewritten, and they decode
+
+
+def test_a_walk_that_takes_the_imported_module_from_the_cache_still_follows_the_import(tmp_path, monkeypatch):
+    """A warm walk takes unchanged clean files without looking each up (returns.py here):
+    the second pass of a changed importer must still find the module, read its facts, and
+    summarize it again for a function it did not ask for before."""
+    from gradlint import result_cache
+
+    monkeypatch.setattr(result_cache, "_SETTLED_NS", 0)  # entries with stamps, as settled files have
+    folder = _copy_project(tmp_path, ROLLOUT)
+    main = folder / "main.py"
+    original = main.read_text()
+    main.write_text(original.replace("return standardize_(rewards)", "return discounted(rewards)"))
+    cache = str(tmp_path / "cache")
+    assert _findings(folder, jobs=1, cache_dir=cache) == []
+    main.write_text(original)
+    expected = _findings(folder, jobs=1, cache_dir=None)
+    looked_up = []
+    cached = runner._Job.cached
+    monkeypatch.setattr(runner._Job, "cached", lambda job, path: looked_up.append(os.path.basename(path))
+                        or cached(job, path))
+    outcome = run_files(iter(sorted(str(path) for path in folder.rglob("*.py"))), SETTINGS, jobs=1, cache_dir=cache)
+    assert sorted((os.path.basename(report.path), finding.start.line, finding.code) for report in outcome.reports
+                  for finding in report.findings) == expected != []
+    assert looked_up == ["main.py"]  # returns.py was taken as it came
+    # main.py checked alone has no summary to read; a walk over both then reads returns.py's
+    # facts from the cache (it is taken as it comes) and checks only main.py again
+    run_files([str(main)], SETTINGS, jobs=1, cache_dir=cache)
+    counting = _Counting(monkeypatch)
+    outcome = run_files(iter(sorted(str(path) for path in folder.rglob("*.py"))), SETTINGS, jobs=1, cache_dir=cache)
+    assert sorted((os.path.basename(report.path), finding.start.line, finding.code) for report in outcome.reports
+                  for finding in report.findings) == expected
+    assert counting.paths == ["main.py"]
