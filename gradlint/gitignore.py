@@ -16,7 +16,9 @@ import fnmatch
 import functools
 import os
 import re
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
+
+from gradlint.record import named_tuple
 
 
 class _Globs:
@@ -63,7 +65,8 @@ def _loosened(glob: str) -> Optional[str]:
     return "".join(parts)
 
 
-class _Pattern(NamedTuple):
+@named_tuple
+class _Pattern:
     anchored: bool  # matched from the .gitignore's folder; else any component matches
     components: Tuple[str, ...]  # loosened globs; "**" any number of folders
 
@@ -92,7 +95,8 @@ def _pattern(line: str) -> Optional[_Pattern]:
     return _Pattern(anchored, loosened)
 
 
-class _State(NamedTuple):
+@named_tuple
+class _State:
     """The screen at a folder: `asks` when some pattern may match anything in it (its own
     name or a folder above it matched); `alive`, the anchored patterns whose first
     components matched the folders down to it; `below`, the last globs of patterns
@@ -190,7 +194,8 @@ def _component_regex(glob: str) -> Optional[Tuple[str, bool]]:
     return "".join(parts), negated
 
 
-class _ExactPattern(NamedTuple):
+@named_tuple
+class _ExactPattern:
     include: bool  # False for a negation
     segments: Tuple[str, ...]  # each component's regex (`_component_regex`), or "**"
     globs: Tuple[str, ...]  # the globs as written ("**" kept)
