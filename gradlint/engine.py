@@ -15,7 +15,7 @@ from gradlint.language import FrontEndSyntaxError, Language
 from gradlint.record import FrozenRecord, Record
 from gradlint.rule import CatalogedRule, Rule, engine_rule, rule_catalog
 from gradlint.settings import Settings
-from gradlint.suppression import may_name_our_codes, unused as unused_suppressions
+from gradlint.suppression import unused as unused_suppressions
 from gradlint.source import (
     DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
 )
@@ -122,7 +122,7 @@ class Linter:
         enabled = self.settings.enabled_for(path) if enabled is None else enabled
         selection = self._selection(language.name, enabled)
         # GL003 judges the suppression comments once every other rule has reported.
-        audit = engine_rule("unused-suppression").code in enabled and may_name_our_codes(text)
+        audit = engine_rule("unused-suppression").code in enabled and language.may_name_our_codes(text)
         search = TextSearch(text)
         following = [self._rule(entry.code) for entry, _ in selection.rules if entry.follows_imports] \
             if project and language.may_follow(path, text, project) else []

@@ -86,6 +86,12 @@ class Language:
     def suppressions(self, text: str, line_index) -> "Suppressions":
         raise NotImplementedError
 
+    def may_name_our_codes(self, text: str) -> bool:
+        """Whether a suppression comment `suppressions` reads in `text` may name a gradlint
+        code (GL003 audits those; asked of every file): `suppression.may_name_our_codes`, or
+        a cheaper test that knows which comments the language reads."""
+        raise NotImplementedError
+
     def cell_positions(self, text: str, line_index) -> Optional[Callable]:
         """For languages made of cells (notebooks): a function from an offset in `text`
         to (0-based cell index, Position within the cell); None for plain files."""

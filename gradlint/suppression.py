@@ -52,6 +52,23 @@ def may_name_our_codes(text: str) -> bool:
     return next(match_starts(_LOWERED_MAY_NAME_OUR_CODES, text.lower()), None) is not None
 
 
+def python_may_name_our_codes(text: str) -> bool:
+    """`may_name_our_codes` for Python, which reads only `# noqa` and `# gradlint: noqa`
+    comments (`_NOQA`, `_FILE_NOQA`), each on one line with the codes it names: whether a
+    line holding `noqa` in any case matches `MAY_NAME_OUR_CODES`. Each `q` or `Q` is found
+    by a search for one character and looked at in place (the pattern's letters `noqa`
+    match no other character ignoring case), far cheaper than lowering the whole text."""
+    for letter in "qQ":
+        at = text.find(letter, 2)
+        while at >= 0:
+            if text[at - 2] in "nN" and text[at - 1] in "oO" and text[at + 1:at + 2] in ("a", "A"):
+                end = text.find("\n", at)
+                if MAY_NAME_OUR_CODES.search(text, text.rfind("\n", 0, at) + 1, len(text) if end < 0 else end):
+                    return True
+            at = text.find(letter, at + 1)
+    return False
+
+
 # `ALL` only in capitals, though `noqa` and codes may be in any case: in
 # `# noqa: E241, E201  all bins` (pytorch3d) the prose "all" names no code.
 # Compiled on first use (`re` keeps them): case-folding the code classes costs more than

@@ -7,7 +7,7 @@ from typing import Optional
 from gradlint.diagnostics import LineIndex
 from gradlint.language import Language
 from gradlint.source import DecodedSource, decode_cpp
-from gradlint.suppression import LineSuppressions, cpp_suppressions
+from gradlint.suppression import LineSuppressions, cpp_suppressions, may_name_our_codes
 
 
 class CppLanguage(Language):
@@ -26,6 +26,9 @@ class CppLanguage(Language):
 
     def suppressions(self, text: str, line_index: LineIndex) -> LineSuppressions:
         return cpp_suppressions(text, line_index)
+
+    def may_name_our_codes(self, text: str) -> bool:
+        return "NOLINT" in text and may_name_our_codes(text)  # every comment `cpp_suppressions` reads spells it so
 
     def validate(self, text: str, original: Optional[str] = None) -> Optional[str]:
         """Fixed source must lex cleanly: no new unterminated comment or literal, and

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 from gradlint.diagnostics import Diagnostic, LineIndex
 from gradlint.language import FrontEndSyntaxError, Language
 from gradlint.source import MAX_PYTHON_BYTES, DecodedSource, decode_python, python_gate
-from gradlint.suppression import LineSuppressions, python_suppressions
+from gradlint.suppression import LineSuppressions, python_may_name_our_codes, python_suppressions
 
 Node = TypeVar("Node")
 
@@ -250,6 +250,9 @@ class PythonLanguage(Language):
 
     def suppressions(self, text: str, line_index: LineIndex) -> LineSuppressions:
         return python_suppressions(text, line_index)
+
+    def may_name_our_codes(self, text: str) -> bool:
+        return python_may_name_our_codes(text)
 
 
 def _cpython_syntax_error(text: str, lines: LineIndex) -> Optional[Tuple[str, int]]:

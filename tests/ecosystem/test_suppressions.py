@@ -248,3 +248,38 @@ def test_the_lowered_pattern_is_tried_only_where_a_marker_starts():
 
     leading, _ = _search_plan(_LOWERED_MAY_NAME_OUR_CODES.pattern, _LOWERED_MAY_NAME_OUR_CODES.flags)
     assert set(leading) == {"noqa", "nolint", "gradlint:"}
+
+
+@given(st.text(alphabet="nNoOqQaAlLgG: #\n\r\u00e9\u0130\u0131\u212a\udcff", max_size=40))
+@hypothesis_settings(max_examples=500, deadline=None)
+def test_the_python_search_for_codes_answers_as_the_pattern_on_each_noqa_line(text):
+    """`python_may_name_our_codes` looks at each `q` in place: it answers as the pattern
+    does on the lines that hold `noqa` in any case."""
+    from gradlint.suppression import python_may_name_our_codes
+
+    lines = [line for line in text.split("\n") if re.search("(?i)noqa", line)]
+    assert python_may_name_our_codes(text) == any(MAY_NAME_OUR_CODES.search(line) for line in lines)
+
+
+SUPPRESSION_PIECES = ["x = 1", "  # noqa: GL402", "  # NoQa", "# gradlint: NOQA: GL4", "  # noqa:E501,GL101",
+                      "s = '# noqa: GL402'", "// NOLINT(GL101)", "/* NOLINTNEXTLINE */", "// nolint(GL101)",
+                      "int x = 1;", "# gradlint: noqa", "  # nOqA: ALL", "NOLINTBEGIN(GL1)", "\r", "# gradlint:",
+                      "noqa: GL4", "# noqa: gl40, E501", "# NOQA: all", "// NOLINT"]
+
+
+@given(st.lists(st.sampled_from(SUPPRESSION_PIECES), max_size=6))
+@hypothesis_settings(max_examples=300, deadline=None)
+def test_a_file_whose_comments_name_our_codes_is_audited(pieces):
+    """GL003 audits a file only when its language's `may_name_our_codes` says so: it must
+    pass every text in which the language's `suppressions` finds a comment that
+    `unused` would judge (as the pattern does for any language)."""
+    from gradlint.cpp.frontend import CppLanguage
+    from gradlint.diagnostics import LineIndex
+    from gradlint.python.frontend import PYTHON
+    from gradlint.suppression import unused
+
+    text = "\n".join(pieces) + "\n"
+    for language in (PYTHON, CppLanguage()):
+        if unused(language.suppressions(text, LineIndex(text)), text):
+            assert language.may_name_our_codes(text), (language.name, text)
+            assert may_name_our_codes(text)
