@@ -77,11 +77,20 @@ class SetGradEnabledAsScope(Rule):
         """Whether the text can hold a switch and its reset, before CPython parses it: both
         are calls that name `set_grad_enabled` (an import binds the names a call may go
         through, so without an import that renames it each call writes it), and the switch's
-        `False` comes after its name. Strings and comments count too: looser, never sharper."""
+        `False` comes after its name. A name on a line that starts a `with` statement is in
+        its items or in a block written on the header's line (which `_blocks` does not read):
+        never a switch or a reset. Strings and comments count too: looser, never sharper."""
         if _RENAMED.search(text):
             return True
-        first = text.find(_SWITCH)
-        return first >= 0 and text.find(_SWITCH, first + len(_SWITCH)) >= 0 and text.find("False", first) >= 0
+        statements = []  # where the first two names not on a `with` line are
+        at = text.find(_SWITCH)
+        while at >= 0 and len(statements) < 2:
+            line_start = text.rfind("\n", 0, at) + 1
+            line_start = text.rfind("\r", line_start, at) + 1 or line_start  # a lone CR ends a line too
+            if not _WITH_LINE.match(text, line_start):
+                statements.append(at)
+            at = text.find(_SWITCH, at + len(_SWITCH))
+        return len(statements) == 2 and text.find("False", statements[0]) >= 0
 
     def screen_python(self, outline) -> bool:
         """The check itself, without the fix (its search is kept for the check: `found_on`)."""
@@ -129,6 +138,7 @@ def _findings(outline):
 _SWITCH = "set_grad_enabled"
 # `set_grad_enabled as name` in an import: calls through `name` do not write it.
 _RENAMED = re.compile(r"set_grad_enabled(?:\s|\\|#[^\r\n]*(?![^\r\n]))+as\b")
+_WITH_LINE = re.compile(r"[ \t\f]*(?:async[ \t\f]+)?with\b")
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 

@@ -193,6 +193,11 @@ SWITCH_PIECES = [
     "pass\n",
     "# torch.set_grad_enabled(False) is a switch\n",
     "NOTE = 'set_grad_enabled'\n",
+    "with torch.set_grad_enabled(False):\n    logits = model(batch)\n",
+    "with torch.no_grad(), sge(True):\n    pass\n",
+    "with torch.no_grad(): torch.set_grad_enabled(False)\n",
+    "with previous: sge(True)\n",
+    "with (\n    grad_switch(False)\n):\n    pass\n",
 ]
 
 
@@ -224,6 +229,11 @@ def test_gl407_text_screen_passes_each_spelling_of_a_reported_switch(imported, s
     "import torch\n\ntorch.set_grad_enabled(False)\n",  # a global switch, never undone
     "import torch\n\nwith torch.set_grad_enabled(True):\n    pass\n",
     "import torch\n\ntorch.set_grad_enabled(True)\nlogits = model(batch)\ntorch.set_grad_enabled(True)\n",
+    # the name in `with` items and in blocks on a header's line only (neither is a switch)
+    "import torch\n\nwith torch.set_grad_enabled(False):\n    logits = model(batch)\n"
+    "with torch.set_grad_enabled(True): pass\ntorch.set_grad_enabled(False)\n",
+    "import torch\n\nwith x: torch.set_grad_enabled(False)\nlogits = model(batch)\n"
+    "\fwith  x: torch.set_grad_enabled(True)\n",
 ])
 def test_gl407_text_screen_skips_files_without_a_switch_and_a_reset(text):
     rule = PYTHON_RULES["GL407"]()
