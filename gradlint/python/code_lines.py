@@ -145,39 +145,43 @@ class CodeLines:
                 return None
         return None
 
-    def block_end(self, header: int, colon: Tuple[int, int], function: "Function") -> Optional[int]:
-        """The first line after the block the header on line `header` opens (its `:` at
-        `colon`) inside `function`: the next statement not indented deeper, or the end of
-        the function; None when the indentation does not say, or the block follows the `:`
-        on its line."""
+    def block(self, header: int, colon: Tuple[int, int]) -> Optional[Tuple[int, List[int]]]:
+        """The block the header on line `header` opens (its `:` at `colon`): the first line
+        after it (the next statement not indented deeper, or the end of the file) and the
+        lines in it that start statements; None when the indentation does not say, or the
+        block follows the `:` on its line."""
         line, column = colon
         if self.code[line][column + 1:].strip():
             return None
-        for index in function.starts[bisect.bisect_right(function.starts, line):]:
+        starts = []
+        for index in self.statement_starts(line + 1, len(self.code)):
             order = self.compare(index, header)
             if order is None:
                 return None
             if order <= 0:
-                return index
-        return function.end
+                return index, starts
+            starts.append(index)
+        return len(self.code), starts
 
-    def enclosing_function(self, index: int) -> Optional["Function"]:
-        """The innermost function whose body holds the statement starting on line `index`;
-        None when there is none or the text does not say."""
+    def enclosing_function(self, index: int) -> Tuple[Optional["Function"], bool]:
+        """The innermost function whose body holds the statement starting on line `index`,
+        and whether the text says so for sure: (None, True) when no function holds it (a
+        `def` starts its line of code, so each is found), (None, False) when the text does
+        not say."""
         for candidate in range(index - 1, -1, -1):
             if "def" not in self.code[candidate] or not _DEFINITION.match(self.code[candidate]):
                 continue  # a `def` that begins a line of code always starts a statement
             order = self.compare(candidate, index)
             if order is None:
-                return None
+                return None, False
             if order >= 0:
                 continue  # not around the statement: its block would have ended before it
             function = self._functions[candidate] if candidate in self._functions else self._function(candidate)
             if function is None:
-                return None
+                return None, False
             if function.end > index:
-                return function
-        return None
+                return function, True
+        return None, True
 
     def _function(self, definition: int) -> Optional["Function"]:
         colon = self.header_end(definition)
@@ -199,10 +203,11 @@ class CodeLines:
         """The last line before `stop` that is not blank, or `first`."""
         return next((index for index in range(stop - 1, first, -1) if not self.is_blank(index)), first)
 
-    def statements(self, first: int, stop: int, function: "Function") -> Iterator[str]:
-        """The code of each statement line (a logical line, its lines joined) of `function`
-        from line `first`, which starts one, to before `stop`."""
-        starts = function.starts[bisect.bisect_left(function.starts, first):bisect.bisect_left(function.starts, stop)]
+    def statements(self, first: int, stop: int, starts: List[int]) -> Iterator[str]:
+        """The code of each statement line (a logical line, its lines joined) from line
+        `first`, which starts one, to before `stop`; `starts`: the lines that start
+        statements there, in order (a `Function`'s, a `block`'s)."""
+        starts = starts[bisect.bisect_left(starts, first):bisect.bisect_left(starts, stop)]
         for start, following in zip(starts, starts[1:] + [stop]):
             yield "\n".join(self.code[start:self.last_code_line(start, following) + 1])
 

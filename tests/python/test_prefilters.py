@@ -161,9 +161,23 @@ def test_gl405_text_screen_reads_every_block_that_qualifies(text):
     ("        y = model(x)\n", "    assert y is not None\n"),               # compared, not read out
     ("        y = model(x)\n", "    z = y[0]; total = compare(x, y)\n"),    # indexed, handed on
     ("        y = model(x)\n", "    z = y.float().cpu()\n"),               # a method, not float(...)
+    ("        (y,\n         z) = model(x)\n", "    return z\n"),            # names in brackets
 ])
 def test_gl405_text_screen_skips_blocks_that_cannot_qualify(block, after):
     text = f"import torch\n\n\ndef f(model, x, cache, outputs, total):\n    with torch.no_grad():\n{block}{after}"
+    rule = PYTHON_RULES["GL405"]()
+    assert not list(rule.check("python", PYTHON.parse("scoring.py", text)))
+    assert not rule.text_screen("python")(text)
+
+
+@pytest.mark.parametrize("text", [
+    "with torch.no_grad():\n    y = model(x)\nprint(y)\n",                      # at module level
+    "class Scorer:\n    with torch.no_grad():\n        y = model(x)\n",          # in a class body
+    "def f():\n    pass\n\n\nif x:\n    with torch.no_grad():\n        y = model(x)\n",  # after a function
+    'def f():\n    """\ndef g():\n"""\nwith torch.no_grad():\n    y = model(x)\n',  # `def` in a string
+])
+def test_gl405_text_screen_skips_blocks_outside_functions(text):
+    text = "import torch\n\n\n" + text
     rule = PYTHON_RULES["GL405"]()
     assert not list(rule.check("python", PYTHON.parse("scoring.py", text)))
     assert not rule.text_screen("python")(text)
@@ -244,7 +258,8 @@ def test_gl407_text_screen_skips_files_without_a_switch_and_a_reset(text):
 # Pieces of `no_grad` blocks and of what follows them in the function, as users write them:
 # what the block binds, then uses of it that read a number out, hand it on, or rebind it.
 BLOCK_PIECES = ["y = model(x)", "y, z = model(x), model(x)", "scores = y.softmax(-1)", "print(y.mean())",
-                "y: torch.Tensor = model(x)", "self.last = model(x)", "total += y.sum()", "label = 'return y'"]
+                "y: torch.Tensor = model(x)", "self.last = model(x)", "total += y.sum()", "label = 'return y'",
+                "(y, z) = model(x), model(x)", "[\n    y,\n    z,\n] = model(x), model(x)", "(y) = model(x)"]
 AFTER_PIECES = ["return y.item()", "return float(y)", "return float (y.sum())", "z = y.float().cpu()",
                 "print (y.shape)", "total = y.sum().item() + 1", "outputs.append(y)", "return y", "y = 0",
                 "for y in loader:\n        pass", "z = compute(y).item()", "assert y is not None",
@@ -252,12 +267,22 @@ AFTER_PIECES = ["return y.item()", "return float(y)", "return float (y.sum())", 
                 "del y", "return int(scores.argmax())"]
 
 
+# Where the function is: at the top, after a block at module level, as a method, after
+# a function that ended, nested in one; or no function around the block at all.
+AROUND_BLOCK = ["", "with torch.no_grad():\n    w = model(x)\n", "class Scorer:\n", "def g():\n    pass\n",
+                "def outer():\n", "if x:\n"]
+
+
 @hypothesis_settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(BLOCK_PIECES), min_size=1, max_size=3),
-       st.lists(st.sampled_from(AFTER_PIECES), max_size=4))
-def test_gl405_text_screen_passes_wherever_the_rule_reports(block, after):
-    text = ("import torch\n\n\ndef f(model, x, loader, outputs, total, z, scores):\n    with torch.no_grad():\n"
-            + "".join(f"        {line}\n" for line in block) + "".join(f"    {line}\n" for line in after))
+       st.lists(st.sampled_from(AFTER_PIECES), max_size=4), st.sampled_from(AROUND_BLOCK), st.booleans())
+def test_gl405_text_screen_passes_wherever_the_rule_reports(block, after, around, in_function):
+    header = "def f(model, x, loader, outputs, total, z, scores):\n" if in_function else "if model:\n"
+    body = (header + "    with torch.no_grad():\n" + "".join(f"        {line}\n" for line in block)
+            + "".join(f"    {line}\n" for line in after))
+    if around.endswith(":\n") and not around.startswith("with"):
+        body = "".join(f"    {line}\n" for line in body.splitlines())
+    text = "import torch\n\n\n" + around + body
     rule = PYTHON_RULES["GL405"]()
     if list(rule.check("python", PYTHON.parse("scoring.py", text))):
         assert rule.text_screen("python")(text)

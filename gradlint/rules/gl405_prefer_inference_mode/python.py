@@ -106,7 +106,10 @@ _NO_GRAD = re.compile(r"\bno_grad\b")
 _GIVES_UP = re.compile(r"\b(?:return|yield|await|lambda|def|class|global|nonlocal)\b"
                        r"|(?:\*\*|//|<<|>>|[-+*/%@&|^])=")
 _METHOD_CALL = re.compile(r"\.[ \t]*(\w+)[ \t]*\(")
-_NAME_TARGETS = re.compile(r"\w+(?:[ \t]*,[ \t]*\w+)*[ \t]*,?")
+# Names, or names in one pair of brackets (their lines joined): `y, z`, `(y,\n z)`, `[y]`.
+_NAME_TARGETS = re.compile(r"\w+(?:[ \t]*,[ \t]*\w+)*[ \t]*,?"
+                           r"|\((?:\s*\w+\s*,)*\s*\w+\s*,?\s*\)|\[(?:\s*\w+\s*,)*\s*\w+\s*,?\s*\]")
+_WORD = re.compile(r"\w+")
 _ITEM_OR_ATTRIBUTE = re.compile(r"[\w)\]][ \t]*[.\[]")
 # What a simple statement that is not an expression statement starts with (and `print`).
 _NOT_AN_EXPRESSION = re.compile(r"(?:pass|break|continue|raise|assert|del|import|from|return|global|nonlocal"
@@ -125,19 +128,23 @@ def _may_qualify(lines: CodeLines, header: int) -> bool:
         return True  # its `:` may be the one taken for the header's
     if len(top_level_parts(items, ",")) > 1:
         return False  # several items: `_Function.qualifies` refuses
-    function = lines.enclosing_function(header)
+    block = lines.block(header, colon)
+    if block is None:  # on the header's line, or the indentation does not say
+        inline = lines.code[colon[0]][colon[1] + 1:]
+        if inline.strip() and _may_bind_plainly(inline, ()) is None:
+            return False
+    else:
+        bound = _may_bind_plainly("\n".join(lines.code[colon[0] + 1:block[0]]),
+                                  lines.statements(colon[0] + 1, block[0], block[1]))
+        if bound is None:
+            return False  # the block alone says: asked before the function, which costs more
+    function, surely = lines.enclosing_function(header)
     if function is None:
-        return True
+        return not surely  # outside any function: the check reads blocks in functions only
     last = lines.last_code_line(function.definition, function.end)
     if "requires_grad" in "\n".join(lines.raw[function.definition:last + 1]):
         return False
-    end = lines.block_end(header, colon, function)
-    if end is None:
-        inline = lines.code[colon[0]][colon[1] + 1:]
-        return not inline.strip() or _may_bind_plainly(inline, ()) is not None
-    bound = _may_bind_plainly("\n".join(lines.code[colon[0] + 1:end]),
-                              lines.statements(colon[0] + 1, end, function))
-    return bound is not None and not (bound and _escapes(lines, function, end, last + 1, bound))
+    return block is None or not (bound and _escapes(lines, function, block[0], last + 1, bound))
 
 
 def _may_bind_plainly(code: str, statements) -> Optional[Set[str]]:
@@ -156,7 +163,7 @@ def _may_bind_plainly(code: str, statements) -> Optional[Set[str]]:
             if kind == "assignment":
                 targets = simple[:where].strip()
                 if _NAME_TARGETS.fullmatch(targets):
-                    bound.update(name.strip() for name in targets.split(",") if name.strip())
+                    bound.update(_WORD.findall(targets))
                 elif _ITEM_OR_ATTRIBUTE.search(targets):
                     return None
     return bound
@@ -169,7 +176,7 @@ def _escapes(lines: CodeLines, function: Function, first: int, stop: int, names:
     anywhere in it), where it cannot be
     an assignment's target (not before an `=`, no `for`, `as`, `import`, definition)."""
     written = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
-    for statement in lines.statements(first, stop, function):
+    for statement in lines.statements(first, stop, function.starts):
         if not written.search(statement):
             continue
         for simple in top_level_parts(statement, ";"):
