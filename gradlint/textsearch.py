@@ -66,6 +66,10 @@ class TextSearch:
         if leading is not None:
             return any(pattern.match(text, start) for start in self._occurrences(leading))
         if line_local:
+            # A pattern whose matches start where lines do is tried there alone, unless a lone
+            # CR (where CPython ends a line, and the pattern may start a match) is in the text.
+            try_line = pattern.match if _starts_lines(pattern.pattern, pattern.flags) and not self._lone_cr() \
+                else pattern.search
             searched = set()  # the starts of the lines searched already
             for start in self._occurrences(literals):
                 line_start = text.rfind("\n", 0, start) + 1
@@ -73,10 +77,14 @@ class TextSearch:
                     continue
                 searched.add(line_start)
                 line_end = text.find("\n", start)
-                if pattern.search(text, line_start, len(text) if line_end < 0 else line_end):
+                if try_line(text, line_start, len(text) if line_end < 0 else line_end):
                     return True
             return False
         return pattern.search(text) is not None
+
+    def _lone_cr(self) -> bool:
+        """Whether a CR not followed by a line feed is in the text."""
+        return self.has("\r") and "\r" in self.text.replace("\r\n", "")
 
     def _occurrences(self, literals: Iterable[str]) -> Iterator[int]:
         """Where each of `literals` the text holds occurs, one literal after another (each
@@ -131,6 +139,35 @@ def _search_plan(pattern: str, flags: int) -> Tuple[Optional[Tuple[str, ...]], b
 
 
 _MIN_LITERAL = 3  # shorter strings occur in nearly every file: no use as a first test
+
+
+@functools.lru_cache(maxsize=None)
+def _starts_lines(pattern: str, flags: int) -> bool:
+    """Whether every match starts at the start of a line: each alternative begins with `^`
+    in multi-line mode or with `(?<=\r)`. Then, in a text without a lone CR, a line holds a
+    match only if one starts at its first character."""
+    try:
+        items = _sre_parse.parse(pattern, flags)
+    except (re.error, RecursionError):
+        return False
+    return _begins_lines(list(items), bool(flags & re.MULTILINE))
+
+
+def _begins_lines(items, multiline: bool) -> bool:
+    if not items:
+        return False
+    op, argument = items[0]
+    if op is _sre.AT:
+        return multiline and argument is _sre.AT_BEGINNING
+    if op is _sre.ASSERT:
+        return argument[0] == -1 and list(argument[1]) == [(_sre.LITERAL, ord("\r"))]
+    if op is _sre.BRANCH:
+        return all(_begins_lines(list(branch), multiline) for branch in argument[1])
+    if op is _sre.SUBPATTERN:
+        _, add_flags, del_flags, inner = argument
+        return _begins_lines(list(inner), (multiline or bool(add_flags & re.MULTILINE))
+                             and not del_flags & re.MULTILINE)
+    return False
 
 
 @functools.lru_cache(maxsize=None)

@@ -14,7 +14,7 @@ from gradlint.python import partial
 from gradlint.python.partial import focus, statement_starts
 from gradlint.rule import Rule, all_rules
 from gradlint.settings import Settings, resolve_selection
-from gradlint.textsearch import _required_literals, _search_plan, prefilter_matches
+from gradlint.textsearch import _required_literals, _search_plan, _starts_lines, prefilter_matches
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -200,6 +200,34 @@ def test_search_plan(pattern, leading, line_local):
      ":", " ", "\t", "\n", "\r\n", "x", "=", ";", ".", "_", "as", "set_grad_enabled", "enable_grad", "1",
      "_unsafe_preserve_version_counter", "NoGradGuard"]), max_size=16))
 def test_prefilter_matches_is_search(pattern, pieces):
+    text = "".join(pieces)
+    compiled = re.compile(pattern)
+    assert prefilter_matches(compiled, text) == (compiled.search(text) is not None)
+
+
+@pytest.mark.parametrize("pattern, starts_lines", [
+    (r"(?m)^[ \t]*with\b", True),
+    (r"(?m)(?:^|(?<=\r))(?:[ \t]*with\b|[^\r\n]*?\bno_grad\b)", True),
+    (r"^[ \t]*with\b", False),  # `^` without multi-line mode: the text's start only
+    (r"(?m)^with|no_grad", False),
+    (r"(?m)(?:^|(?<=\n))with", False),
+    (r"(?m)(?-m:^)with", False),
+])
+def test_a_pattern_starts_lines_when_each_alternative_does(pattern, starts_lines):
+    assert _starts_lines(pattern, re.compile(pattern).flags) is starts_lines
+
+
+LINE_PATTERNS = [pattern for pattern in PLAN_PATTERNS if _starts_lines(pattern, re.compile(pattern).flags)] + [
+    r"(?m)(?:^|(?<=\r))[ \t]*with\b[^\r\n]*no_grad", r"(?m)^[^\r\n]*?\bno_grad\b(?=\r|$)"]
+
+
+@hypothesis_settings(max_examples=1500, deadline=None)
+@given(st.sampled_from(LINE_PATTERNS), st.lists(st.sampled_from(
+    ["no_grad", "with", "async", " ", "\t", "\f", "\n", "\r", "\r\n", "(", ")", "#", "\\", "as", "x", ".", ",",
+     "ng"]), max_size=16))
+def test_a_pattern_that_starts_lines_is_tried_at_their_starts_only_without_a_lone_cr(pattern, pieces):
+    """Lines are tried from their start only (`match`) when every match starts a line and
+    no lone CR (which may start one too) is in the text: the answer is the search's."""
     text = "".join(pieces)
     compiled = re.compile(pattern)
     assert prefilter_matches(compiled, text) == (compiled.search(text) is not None)

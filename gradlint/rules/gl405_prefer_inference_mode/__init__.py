@@ -183,12 +183,13 @@ class PreferInferenceMode(Rule):
     # a backslash, after a `(` or in a list of imported names); or `async` continued by
     # a backslash (its `with` then starts no line). No
     # pattern spans a line, so only the lines holding `with`, `no_grad` or `async` are
-    # searched (gradlint.textsearch).
+    # searched (gradlint.textsearch); each alternative is read from the line's start, so
+    # the search tries each line there only.
     prefilter = {"python": (r"\bno_grad\b",
-                            r"(?m)(?:^|(?<=\r))[ \t\f]*[ \t](?:async[ \t\f]+)?with\b"
+                            r"(?m)(?:^|(?<=\r))(?:[ \t\f]*[ \t](?:async[ \t\f]+)?with\b"
                             r"(?:[^\r\n]*\bno_grad\b|[ \t\f.\w]*(?:\([ \t\f(.\w]*(?:#[^\r\n]*|\\)?|\\)(?=\r|$))"
-                            r"|\bno_grad[ \t\f]*(?:as\b|\\)"
-                            r"|(?:\([^\r\n]*|(?:^|(?<=\r))[ \t\f]*(?:[\w.]+(?:[ \t\f]+as[ \t\f]+\w+)?[ \t\f]*,[ \t\f]*)*)"
-                            r"\bno_grad[ \t\f]*(?:#[^\r\n]*)?(?=\r|$)|\basync[ \t\f]*\\"),
+                            r"|[^\r\n]*?\bno_grad[ \t\f]*(?:as\b|\\)"
+                            r"|(?:[^(\r\n]*\([^\r\n]*|[ \t\f]*(?:[\w.]+(?:[ \t\f]+as[ \t\f]+\w+)?[ \t\f]*,[ \t\f]*)*)"
+                            r"\bno_grad[ \t\f]*(?:#[^\r\n]*)?(?=\r|$)|[^\r\n]*?\basync[ \t\f]*\\)"),
                  "cpp": r"NoGradGuard|AutoGradMode"}
     reads_outline_only = True  # Python: CPython's ast says all it needs; the fix is a text edit
