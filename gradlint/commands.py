@@ -97,15 +97,28 @@ def _use_color(choice: str) -> bool:
 
 
 def _display_paths(paths: Iterable[str]) -> Iterator[str]:
-    """Paths under the working directory are shown relative to it (worked out per folder)."""
-    shown_folders: dict = {}
+    """Paths under the working directory are shown relative to it (worked out per folder:
+    a walk gives a folder's files one after another)."""
+    working_folder = os.getcwd()
+    if os.sep != "/" or os.altsep is not None:
+        shown_folders: dict = {}
+        for path in paths:
+            folder, name = split_path(path)
+            if folder not in shown_folders:
+                relative = relative_path(folder or ".", working_folder)
+                shown_folders[folder] = None if relative.startswith("..") else relative
+            relative = shown_folders[folder]
+            yield path if relative is None else name if relative == "." else os.path.join(relative, name)
+        return
+    last_prefix, shown = None, None
     for path in paths:
-        folder, name = split_path(path)
-        if folder not in shown_folders:
-            relative = relative_path(folder or ".")
-            shown_folders[folder] = None if relative.startswith("..") else relative
-        relative = shown_folders[folder]
-        yield path if relative is None else name if relative == "." else os.path.join(relative, name)
+        cut = path.rfind("/") + 1
+        if path[:cut] != last_prefix:
+            last_prefix = path[:cut]
+            relative = relative_path(split_path(path)[0] or ".", working_folder)
+            # None: shown as given; else what stands for the folder before each name
+            shown = None if relative.startswith("..") else "" if relative == "." else relative + "/"
+        yield path if shown is None else shown + path[cut:]
 
 
 def _files(paths: Sequence[str], resolver: SettingsResolver, force_exclude: bool,

@@ -27,7 +27,7 @@ from gradlint.record import named_tuple
 from gradlint.settings import Settings
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
-_MAGIC = b"gradlint-cache-8\n"
+_MAGIC = b"gradlint-cache-9\n"
 # Index files kept per cache folder: each configuration and each version of the code
 # makes its own, and the oldest are removed past this many.
 MAX_INDEXES = 8
@@ -129,25 +129,44 @@ def decode_finding(path: str, data: tuple) -> Finding:
 _STAMP = struct.Struct("<qqqQ")
 
 
-def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple]):
-    """A cache entry as small as it can be held: the digest and stamp in one bytes object,
-    paired with the findings only when there are any (most files have none). The file's
-    project facts are kept apart (`ResultCache.facts`)."""
+_HAS_FACTS = b"\x01"  # the last byte of a packed entry whose file has project facts
+
+
+def _pack_entry(digest: bytes, encoded_findings: tuple, stamp: Optional[tuple], has_facts: bool = False):
+    """A cache entry as small as it can be held: the digest, the stamp and whether the file
+    has project facts in one bytes object, paired with the findings only when there are
+    any (most files have none). The facts themselves are kept apart (`ResultCache.facts`)."""
     packed = digest if stamp is None else digest + _STAMP.pack(*stamp)
+    if has_facts:
+        packed += _HAS_FACTS
     return (packed, encoded_findings) if encoded_findings else packed
 
 
-def unpack_entry(entry) -> Tuple[bytes, tuple, Optional[bytes]]:
-    """(digest, encoded findings, stamp packed as `packed_stamp` gives it, or None) of a
-    `_pack_entry` result; ValueError (or TypeError) for anything else."""
+_PACKED_SIZES = {_DIGEST_SIZE: False, _DIGEST_SIZE + 1: True, _DIGEST_SIZE + _STAMP.size: False,
+                 _DIGEST_SIZE + _STAMP.size + 1: True}  # size -> whether the file has facts
+
+
+def unpack_entry(entry) -> Tuple[bytes, tuple, Optional[bytes], bool]:
+    """(digest, encoded findings, stamp packed as `packed_stamp` gives it or None, whether
+    the file has project facts) of a `_pack_entry` result; ValueError (or TypeError) for
+    anything else."""
     if isinstance(entry, bytes):
         packed, encoded_findings = entry, ()
     else:
         packed, encoded_findings = entry
-    if not isinstance(packed, bytes) or len(packed) not in (_DIGEST_SIZE, _DIGEST_SIZE + _STAMP.size) \
-            or not isinstance(encoded_findings, tuple):
+    if not isinstance(packed, bytes) or len(packed) not in _PACKED_SIZES or not isinstance(encoded_findings, tuple) \
+            or _PACKED_SIZES[len(packed)] and packed[-1:] != _HAS_FACTS:
         raise ValueError("not a cache entry")
-    return packed[:_DIGEST_SIZE], encoded_findings, packed[_DIGEST_SIZE:] or None
+    has_facts = _PACKED_SIZES[len(packed)]
+    return packed[:_DIGEST_SIZE], encoded_findings, packed[_DIGEST_SIZE:_DIGEST_SIZE + _STAMP.size] or None, has_facts
+
+
+def _has_facts(entry) -> bool:
+    """Whether the entry says its file has project facts (True for one that does not read)."""
+    try:
+        return unpack_entry(entry)[3]
+    except Exception:  # any shape but the one written
+        return True
 
 
 @named_tuple
@@ -248,7 +267,7 @@ class ResultCache:
 
     def store(self, key: bytes, digest: bytes, encoded_findings: tuple, stamp: Optional[tuple] = None,
               project: Optional[ProjectFacts] = None) -> None:
-        self.updates[key] = _pack_entry(digest, encoded_findings, stamp)
+        self.updates[key] = _pack_entry(digest, encoded_findings, stamp, bool(project))
         self.fact_updates[key] = project.to_data() if project else None
 
     def second_pass_fingerprint(self) -> Optional[bytes]:
@@ -279,8 +298,8 @@ class ResultCache:
         alone = self._stamp() == self.read_stamp
         merged = self.entries if alone else self._read()
         facts = self.facts()
-        if facts is None:  # damaged: keep only what this run found
-            merged, facts = {}, {}
+        if facts is None:  # damaged: keep the entries of files without facts, and what this run found
+            merged, facts = {key: entry for key, entry in merged.items() if not _has_facts(entry)}, {}
         for key in discarded:
             merged.pop(key, None)
             facts.pop(key, None)

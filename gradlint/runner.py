@@ -115,8 +115,9 @@ class _Job(Record):
         return errors[0] if errors else None
 
     def cached(self, path: str) -> Optional[tuple]:
-        """(the report to show or None, the digest of the content, the cache and the key of
-        the entry) the cache holds for the file as it is now; None: lint it."""
+        """(the report to show or None, the digest of the content, the cache (None: the file
+        has no project facts) and the key of the entry) the cache holds for the file as it
+        is now; None: lint it."""
         folder, name = split_path(path)
         settings = self.settings.for_folder(folder)
         cache = self.cache_for(settings)
@@ -127,7 +128,7 @@ class _Job(Record):
         if entry is None:
             return None
         try:
-            digest, encoded_findings, stamp = unpack_entry(entry)
+            digest, encoded_findings, stamp, has_facts = unpack_entry(entry)
             findings = [decode_finding(path, data) for data in encoded_findings]
         except Exception:  # any shape but the one written: a miss, and the entry goes
             cache.discard(key)
@@ -142,7 +143,7 @@ class _Job(Record):
         if self.mode == "fix" and any(
                 f.fix is not None and f.fix.is_applicable(settings.unsafe_fixes) for f in findings):
             return None
-        return FileReport(path, findings) if findings else None, digest, cache, key
+        return FileReport(path, findings) if findings else None, digest, cache if has_facts else None, key
 
     def lint(self, path: str, project=None, dependencies: Tuple = (), kept: Optional[ProjectFacts] = None) -> tuple:
         """(the report, the cache entry to store or None, (the file's `ProjectFacts`, digest)
@@ -295,7 +296,8 @@ def _clean_hits_taken(job: _Job, taken: "_Taken", paths: Iterable[str], waiting:
     last_folder = None
     entries, cache = None, None
     pack, stat, is_bytes = _STAMP.pack, os.stat, bytes
-    entry_size = _DIGEST_SIZE + _STAMP.size
+    entry_size = _DIGEST_SIZE + _STAMP.size  # and one more byte when the file has project facts
+    stamp_end, blake2b_ = _DIGEST_SIZE + _STAMP.size, blake2b
     fingerprint, cached, python_paths = taken.fingerprint_data, taken.cached, taken.python_paths
     for path in paths:
         if waiting or pooled[0] is not None or taken.shown is not None:
@@ -311,9 +313,9 @@ def _clean_hits_taken(job: _Job, taken: "_Taken", paths: Iterable[str], waiting:
         if entries is None or name in ("", ".", ".."):
             yield path
             continue
-        key = path_key(prefix + name)
+        key = blake2b_((prefix + name).encode("utf-8", "surrogatepass"), digest_size=16).digest()  # path_key
         entry = entries.get(key)
-        if type(entry) is not is_bytes or len(entry) != entry_size:
+        if type(entry) is not is_bytes or not entry_size <= len(entry) <= entry_size + 1:
             yield path
             continue
         try:
@@ -321,7 +323,8 @@ def _clean_hits_taken(job: _Job, taken: "_Taken", paths: Iterable[str], waiting:
         except OSError:
             yield path
             continue
-        if pack(status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino) != entry[_DIGEST_SIZE:]:
+        stamp = pack(status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
+        if stamp != entry[_DIGEST_SIZE:stamp_end]:
             yield path
             continue
         digest = entry[:_DIGEST_SIZE]
@@ -329,7 +332,8 @@ def _clean_hits_taken(job: _Job, taken: "_Taken", paths: Iterable[str], waiting:
         if taken.complete:
             fingerprint += key
             fingerprint += digest
-        cached.append((path, position, cache, key, digest))
+        if len(entry) > entry_size:  # the file has project facts
+            cached.append((path, position, cache, key, digest))
         if path.endswith(".py"):  # a module others may import (`_follow_imports`)
             python_paths.append((path, position))
         taken.count = position + 1
@@ -352,8 +356,8 @@ class _Taken:
         self.fingerprint_data = bytearray(job.mode.encode())  # each file's key and digest
         self.complete = True
         self.linted = 0  # files not found in the cache
-        # (path, position, cache, key, digest) of each file taken from the cache: its facts
-        # are decoded only for a second pass (`decode_facts`)
+        # (path, position, cache, key, digest) of each file taken from the cache whose entry
+        # says it has project facts: they are decoded only for a second pass (`decode_facts`)
         self.cached: List[tuple] = []
 
     def _fingerprint(self, path: str, digest: Optional[bytes], key: Optional[bytes] = None) -> None:
@@ -376,7 +380,8 @@ class _Taken:
             return
         report, digest, cache, key = cached
         self._fingerprint(path, digest, key)
-        self.cached.append((path, self.count, cache, key, digest))
+        if cache is not None:
+            self.cached.append((path, self.count, cache, key, digest))
         self._keep(report, path)
 
     def decode_facts(self) -> List[Tuple[str, int]]:
