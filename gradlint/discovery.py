@@ -206,38 +206,39 @@ def _walk_tree(top: str, settings, listed, is_excluded_in, skipped: List[Tuple[s
     """(folder, the folder as a prefix of its entries' paths, its real path (symbolic links
     resolved) as a prefix, the files to check in it, those of them that may be links) from
     `top` down, subfolders in name order. A subfolder entered is no link, so its real path
-    is its parent's and its name: `realpath` (a system call per component) only for `top`.
-    `listed(folder, names)`, before the folder's entries are judged: which of `NOTED_NAMES`
-    it holds. `remembered` (`walk_cache.RememberedWalk`): what the last walk found in the
-    folders that have not changed since, which are then not listed again."""
-    stack = [(top, None)]
+    is its parent's and its name: `realpath` (a system call per component) only for `top`;
+    so is its absolute path. `listed(absolute prefix, names)`, before the folder's entries
+    are judged: which of `NOTED_NAMES` it holds. `remembered` (`walk_cache.RememberedWalk`):
+    what the last walk found in the folders that have not changed since, which are then not
+    listed again."""
+    stack = [(top, None, None)]
     while stack:
-        folder, real_base = stack.pop()
+        folder, real_base, absolute = stack.pop()  # absolute: `os.path.abspath(folder)` as a prefix
         base = _as_prefix(folder)
         if real_base is None:
             real_base = _as_prefix(os.path.realpath(folder or "."))
+            absolute = _as_prefix(os.path.abspath(folder or "."))
         status = None
         if remembered is not None:
-            status, known = remembered.lookup(folder)
-            if known is not None:
-                present, subfolders, names = known
-                listed(folder, present)
-                if remembered.confirms(folder, settings.for_folder(folder)):
-                    yield folder, base, real_base, names, []
-                    stack.extend((base + name, real_base + name + os.sep) for name in reversed(subfolders))
-                    continue
+            status, subfolders, names = remembered.recall(folder, absolute, listed, settings)
+            if names is not None:
+                yield folder, base, real_base, names, []
+                stack.extend((base + name, real_base + name + os.sep, absolute + name + os.sep)
+                             for name in reversed(subfolders))
+                continue
         entries = _listing(folder)
         if entries is None:
             continue
         present = frozenset(entry.name for entry in entries if entry.name in NOTED_NAMES)
-        listed(folder, present)
+        listed(absolute, present)
         folder_settings = settings.for_folder(folder)
         subfolders, names, links, alone = _judge_folder(folder, base, entries, folder_settings, is_excluded_in,
                                                         skipped)
         if remembered is not None:
             remembered.learn(folder, status, present, folder_settings, subfolders, names, alone)
         yield folder, base, real_base, names, links
-        stack.extend((base + name, real_base + name + os.sep) for name in reversed(subfolders))
+        stack.extend((base + name, real_base + name + os.sep, absolute + name + os.sep)
+                     for name in reversed(subfolders))
 
 
 _entry_name = operator.attrgetter("name")
@@ -313,8 +314,8 @@ def _walk(paths: Sequence[str], settings, force_exclude: bool, result: Discovere
 
     note_settings = getattr(settings, "note_listing", None)  # a SettingsResolver's
 
-    def listed(folder: str, present: frozenset) -> None:
-        absolute = os.path.abspath(folder or ".")
+    def listed(absolute_prefix: str, present: frozenset) -> None:
+        absolute = os.path.dirname(absolute_prefix)  # the folder's abspath (the root's, for a root)
         gitignore.note_listing(absolute, present)
         if note_settings is not None:
             note_settings(absolute, present)

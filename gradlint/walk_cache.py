@@ -64,8 +64,8 @@ def _file_check(path: str) -> tuple:
 
 
 class RememberedWalk:
-    """One named folder's walk: what the last run found in its folders (`lookup`,
-    `confirms`), and what this run finds (`learn`), saved by `finish`."""
+    """One named folder's walk: what the last run found in its folders (`recall`), and
+    what this run finds (`learn`), saved by `finish`."""
 
     def __init__(self, directory: str, top: str, code: str) -> None:
         self.directory = directory
@@ -80,7 +80,6 @@ class RememberedWalk:
         self.ignore_files: List[str] = []  # the folders met that hold a .gitignore, relative to top
         self.changed = False
         self.listed = 0  # folders listed (the others were remembered)
-        self._pending: Optional[tuple] = None
         self._fingerprints: Dict[int, Tuple[object, bytes]] = {}
 
     def _relative(self, folder: str) -> str:
@@ -123,19 +122,27 @@ class RememberedWalk:
             paths.append(os.path.join(folder, _GITIGNORE))
         return paths
 
-    def lookup(self, folder: str) -> Tuple[Optional[tuple], Optional[tuple]]:
-        """(the folder's stamp now, (names of `discovery.NOTED_NAMES` it holds, subfolders to
-        enter, files to check) as last found, when it has not changed since)."""
+    def recall(self, folder: str, absolute: str, listed, settings) -> Tuple[Optional[tuple], Optional[tuple],
+                                                                            Optional[tuple]]:
+        """(the folder's stamp now, and when it has not changed since the last walk and its
+        settings (`settings.for_folder`) are the same, the subfolders to enter and the files
+        to check that walk found); `listed(absolute, names)` is told the names of
+        `discovery.NOTED_NAMES` it holds first (`absolute`: the folder's, as a prefix)."""
         stamp = _stamp(folder)
-        entry = self.old.get(self._relative(folder))
-        self._pending = None
+        relative = "" if folder == self.top else folder[len(self.prefix):]
+        entry = self.old.get(relative)
         if entry is None or stamp is None or type(entry) is not tuple or len(entry) != 5 or entry[0] != stamp:
-            return stamp, None
-        _, present, _, subfolders, names = entry
-        if not (_strings(present) and _strings(subfolders) and _strings(names)):
-            return stamp, None
-        self._pending = entry
-        return stamp, (frozenset(present), subfolders, names)
+            return stamp, None, None
+        _, present, fingerprint, subfolders, names = entry
+        if not _strings(present + subfolders + names):
+            return stamp, None, None
+        listed(absolute, frozenset(present))
+        if fingerprint != self._fingerprint(settings.for_folder(folder)):
+            return stamp, None, None
+        self.new[relative] = entry
+        if _GITIGNORE in present:
+            self.ignore_files.append(relative)
+        return stamp, subfolders, names
 
     def _fingerprint(self, settings) -> bytes:
         known = self._fingerprints.get(id(settings))
@@ -143,17 +150,6 @@ class RememberedWalk:
             described = repr((tuple(settings.excludes), bool(settings.respect_gitignore), settings.root))
             known = self._fingerprints[id(settings)] = (settings, blake2b(described.encode(), digest_size=8).digest())
         return known[1]
-
-    def confirms(self, folder: str, settings) -> bool:
-        """Whether what `lookup` found holds under the folder's settings now."""
-        entry, self._pending = self._pending, None
-        if entry is None or entry[2] != self._fingerprint(settings):
-            return False
-        relative = self._relative(folder)
-        self.new[relative] = entry
-        if _GITIGNORE in entry[1]:
-            self.ignore_files.append(relative)
-        return True
 
     # -- writing ---------------------------------------------------------------------------
 
