@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
-from typing import Dict, FrozenSet, Iterator, List, Set
+from typing import Dict, FrozenSet, Iterator, List, Optional, Set
 
 from gradlint.python.ast_walk import walk
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.syntax import dotted, qualified_name, target_names
-from gradlint.python.flow.values import Kind, State
+from gradlint.python.flow.values import Kind, State, Taint
 from gradlint.python.outline import nodes_in
 
 _INFERENCE_CHECKS = ("is_inference",)  # `t.is_inference()`, `torch.is_inference_mode_enabled()`
@@ -34,6 +34,18 @@ def asks_is_inference(outline, function) -> bool:
     """Whether `function` asks whether a tensor (or the mode) is inference: a method that
     does is taken to rebuild what it caches when it is called outside the mode."""
     return any(check in outline.source(function) for check in _INFERENCE_CHECKS)
+
+
+def memoized_under_mode(flow, callee) -> Optional[Taint]:
+    """What a call of a memoized function (`knowledge.MEMOIZING_DECORATORS`) gets outside the
+    mode once some call under the mode ran it: the object that call made (§1), when it is a
+    value the function makes itself."""
+    if callee is None or id(callee) not in flow.called_under or not any(
+            qualified_name(flow.outline, decorator.func if isinstance(decorator, ast.Call) else decorator)
+            in torch_api.MEMOIZING_DECORATORS for decorator in callee.decorator_list):
+        return None
+    made = flow.fresh_return(callee, flow.class_of(callee))
+    return made if made is not None and made.region is not None else None  # (reported with its region)
 
 
 class LazyCaches:

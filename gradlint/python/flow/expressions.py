@@ -11,6 +11,7 @@ from typing import Optional
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.attached import HOOK
+from gradlint.python.flow.caches import memoized_under_mode
 from gradlint.python.flow.objects import constructor_stores
 from gradlint.python.flow.tensor_types import makes_tensor
 from gradlint.python.flow.syntax import dotted, is_non_number_constant, is_true, keyword, positional, qualified_name
@@ -210,6 +211,10 @@ class ValueRules:
             return Taint(call, returned.kind, certain=returned.certain, via_call=call, returned=returned)
         if summary is not None and summary.returns_parameter is not None:
             return self.passed_back(call, summary.returns_parameter, state)
+        if summary is not None and not self.in_inference:
+            memo = memoized_under_mode(self.flow, self.callee(call))
+            if memo is not None:  # §1: what a call under the mode made and the memo kept
+                return Taint(call, memo.kind, certain=memo.certain, via_call=call, returned=memo)
         func = call.func
         if isinstance(func, ast.Attribute):
             qualified = qualified_name(self.outline, func)

@@ -26,6 +26,12 @@ ALIAS_METHODS = _table({
 ALIAS_ATTRIBUTES = _table({
     "§1: views of inference tensors are inference tensors": ("T", "mT", "H", "mH", "real", "imag"),
 })
+# Decorators that memoize a function: a later call with the same arguments returns the object
+# the first call made, an inference tensor when that call ran under the mode.
+MEMOIZING_DECORATORS = _table({
+    "§1: a memoized function first called under IM returns the same inference tensor outside it": (
+        "functools.lru_cache", "functools.cache"),
+})
 # Tensor methods that always return a new tensor when this keyword is True: made under the mode,
 # an inference tensor (method -> the keyword).
 COPYING_METHODS = {"to": "copy"}  # §1c: `with IM: c = n.to("cpu", copy=True)`; outside `c.copy_(x)` raises E_INPLACE

@@ -21,6 +21,7 @@ from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, parameter_
 
 _Binding = Tuple[ast.AST, Optional[ast.AST], bool]  # (value, the function it is bound in, an element of it)
 _CONTAINER_DISPLAYS = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp, ast.Dict)
+_COPIES = frozenset({"copy.deepcopy", "copy.copy"})  # `copy.deepcopy(policy)`: an instance of the same class
 
 
 class Receivers:
@@ -91,6 +92,8 @@ class Receivers:
             return self._classes_returned(self.flow.functions[func.id], visiting)
         if isinstance(func, ast.Attribute) and func.attr in torch_api.MODULE_SELF_METHODS:
             return self.classes_held(func.value, function, klass, visiting)  # `.to()` returns the module
+        if value.args and qualified_name(self.outline, func) in _COPIES:
+            return self._bound(value.args[0], function, klass, False, visiting)  # a copy is of its class
         if (qualified_name(self.outline, func) or "").startswith("torch.nn."):
             return self._classes_inside(value)  # a container module: `nn.Sequential(Block(), ...)`
         return frozenset()
@@ -216,7 +219,7 @@ class Receivers:
         params = parameter_names(function)
         if klass is not None:
             if function.name != "__init__":
-                return frozenset()  # a method's callers are found through their receivers, not here
+                return self._classes_passed_to_method(function, klass, name, params[1:], visiting)
             called, params = klass, params[1:]
         elif self.flow.functions.get(function.name) is function:
             called = function.name
@@ -232,12 +235,39 @@ class Receivers:
             for call in self.flow.callers.calls(scope):
                 if not (isinstance(call.func, ast.Name) and call.func.id == called):
                     continue
-                passed = [item.value for item in call.keywords if item.arg == name]
-                if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-                    passed.append(call.args[index])
+                passed = _arguments_for(call, name, index)
                 for argument in passed:
                     found |= self._bound(argument, scope_function, scope_class, False, visiting)
         return frozenset(found)
+
+    def _classes_passed_to_method(self, method: ast.AST, klass: str, name: str, params: List[str],
+                                  visiting: Set) -> FrozenSet[str]:
+        """What this module's calls of a method (`baseline.setup(policy)`, on a receiver that
+        holds an instance of its class) pass as its parameter `name`."""
+        if name not in params:
+            return frozenset()
+        index = params.index(name)
+        found: Set[str] = set()
+        for scope in self.flow.callers.scopes_calling(method.name):
+            scope_function = scope if isinstance(scope, FUNCTION_DEFINITIONS) else None
+            scope_class = self.flow.class_of(scope) if scope_function is not None else None
+            for call in self.flow.callers.calls(scope):
+                func = call.func
+                if not (isinstance(func, ast.Attribute) and func.attr == method.name):
+                    continue
+                passed = _arguments_for(call, name, index)
+                if passed and klass in self.classes_held(func.value, scope_function, scope_class, visiting):
+                    for argument in passed:
+                        found |= self._bound(argument, scope_function, scope_class, False, visiting)
+        return frozenset(found)
+
+
+def _arguments_for(call: ast.Call, name: str, index: int) -> List[ast.AST]:
+    """What `call` passes as the parameter `name`, at position `index` (or by keyword)."""
+    passed = [item.value for item in call.keywords if item.arg == name]
+    if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        passed.append(call.args[index])
+    return passed
 
 
 def _bindings_in(nodes: List[ast.AST], function: Optional[ast.AST]) -> Dict[str, List[_Binding]]:

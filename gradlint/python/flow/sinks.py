@@ -16,6 +16,7 @@ from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_t
 from gradlint.python.flow.objects import attributes_below
 from gradlint.python.flow.threads import hand_offs, may_hand_off
 from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, Use, collapse, element_of
+from gradlint.python.ast_walk import walk
 
 # Which kinds of value each event needs when the value is passed to a function that does it.
 _PASSED_KINDS = {
@@ -45,6 +46,9 @@ class Sinks:
         facts = self.flow.facts(expression)
         for read in facts.version_reads:
             self._version_read(read, state)
+        if facts.index_reads and not self.in_inference:
+            for read in facts.index_reads:
+                self._index_read(read, state)
         for node in facts.operations:
             if isinstance(node, ast.Call) and may_hand_off(node):
                 self._hand_off(node, state)
@@ -96,6 +100,43 @@ class Sinks:
         taint = self.value(read.value, state)
         if taint is not None and taint.kind.may_be_tensor and not self.hypothetical:
             self.event("version", read, read.value, taint)
+
+    def _index_read(self, read: ast.Subscript, state: State) -> None:
+        """`w[t]`, `w[rows, cols]` with an inference tensor among the indexes: indexing saves
+        its index tensors for its backward (torch-semantics §1e: `w[t]` raises E_SAVE), so it
+        is one where the indexed value needs grad: a module's weight, or in training code a
+        value the code shows is a tensor (a list or dict indexed by a tensor saves nothing)."""
+        parts = read.slice.elts if isinstance(read.slice, ast.Tuple) else [read.slice]
+        indexes = [part for part in parts if not isinstance(part, (ast.Constant, ast.Slice, ast.Starred))]
+        if not indexes or not any((taint := self.value(part, state)) is not None and taint.kind.may_be_tensor
+                                  for part in indexes):
+            return
+        if not self._shown_needing_grad(read.value):
+            return
+        self._saving_operands(read, [read.value, *indexes], state, saved=tuple(range(1, len(indexes) + 1)))
+
+    def _shown_needing_grad(self, expression: ast.AST) -> bool:
+        """A value the code shows needs grad: a module's weight (`self.table.weight`), or in
+        training code what a module call computes (`similarity = encoder(q) @ encoder(k).t()`,
+        each binding of the name) or a tensor made with `requires_grad=True`."""
+        if self._module_tensor(expression):
+            return True
+        if not self.trains:
+            return False
+        while isinstance(expression, ast.Subscript):
+            expression = expression.value
+        key = dotted(expression)
+        if key is None:
+            return self._computed_by_module(expression)
+        bindings = self.flow.receivers.bindings_in(self.function).get(key)
+        return bool(bindings) and all(not element and self._computed_by_module(value) for value, _, element in bindings)
+
+    def _computed_by_module(self, value: ast.AST) -> bool:
+        for node in walk(value):
+            if isinstance(node, ast.Call) and (dotted(node.func) in self.module_typed
+                                               or is_true(keyword(node, "requires_grad"))):
+                return True
+        return False
 
     def _comprehension_state(self, comprehensions, state: State) -> State:
         """The state inside the comprehensions: each `for target in iterable` binds its target

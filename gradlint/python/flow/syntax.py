@@ -92,6 +92,7 @@ def contains(outer: ast.AST, inner: ast.AST) -> bool:
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _NOT_ENTERED = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef})
 VERSION_ATTRIBUTE = "_version"
+_LITERAL_INDEXES = (ast.Constant, ast.Slice)  # `t[0]`, `t[1:]`: no tensor indexes
 
 
 @dataclass(frozen=True)
@@ -103,12 +104,13 @@ class ExpressionFacts:
     fills: Tuple[ast.Call, ...]  # `x.append(v)` and the like: a container takes a value
     comprehensions: Tuple[ast.AST, ...] = ()  # list/set/dict comprehensions and generators, outermost first
     version_reads: Tuple[ast.Attribute, ...] = ()  # `x._version`: inference tensors have no version counter
+    index_reads: Tuple[ast.Subscript, ...] = ()  # `w[idx]`, `w[rows, cols]`: an index that is not a literal
 
 
 def expression_facts(expression: ast.AST) -> ExpressionFacts:
     from gradlint.python.flow.knowledge import CONTAINER_FILL_METHODS
 
-    names, operations, fills, comprehensions, version_reads = set(), [], [], [], []
+    names, operations, fills, comprehensions, version_reads, index_reads = set(), [], [], [], [], []
     stack = [expression]
     while stack:
         node = stack.pop()
@@ -130,6 +132,8 @@ def expression_facts(expression: ast.AST) -> ExpressionFacts:
             comprehensions.append(node)
         elif isinstance(node, ast.Attribute) and node.attr == VERSION_ATTRIBUTE:
             version_reads.append(node)
+        elif node_type is ast.Subscript and type(node.ctx) is ast.Load and type(node.slice) not in _LITERAL_INDEXES:
+            index_reads.append(node)
         stack.extend(reversed(child_nodes(node)))
     return ExpressionFacts(frozenset(names), tuple(operations), tuple(fills), tuple(comprehensions),
-                           tuple(version_reads))
+                           tuple(version_reads), tuple(index_reads))

@@ -22,7 +22,8 @@ class InferenceTensorSavedForBackward(Rule):
     trains (it calls `.backward()` or an optimizer's `.step()`) as an operand that an op
     saves next to a tensor that may require grad: `a * b`, `a @ b`, `w / t`, `torch.matmul`
     and the other products, a loss's target (`F.cross_entropy(logits, t)`), an index, mask
-    or condition (`w.gather(1, t)`, `w.masked_fill(t, 0)`), tensor bounds (`w.clamp(t)`), or a
+    or condition (`w.gather(1, t)`, `w.masked_fill(t, 0)`, `w[rows, t]` where `w` is a module's
+    weight or a name each binding of which calls a module), tensor bounds (`w.clamp(t)`), or a
     module call (`model(x)`, `self.net(x)`; not a parameter the module's calls fill with a
     lambda or a function): the ops torch-semantics §1e measured. The
     value is followed as GL201 follows it, also through `.detach()` (a detached inference
@@ -42,6 +43,9 @@ class InferenceTensorSavedForBackward(Rule):
     that module under inference mode; every later reader of `self.x` then sees the
     inference tensor the first call made (a method that asks `is_inference()` is taken to
     rebuild it). The methods of such modules count as training code when the file trains.
+    So does a memo: a function of the file decorated with `functools.lru_cache` or
+    `functools.cache` that returns a tensor it makes, when some call of it runs under
+    inference mode; every call outside gets the object the memo keeps (torch-semantics §1).
 
     ## Why is this bad?
     Measured with torch 2.13.0 (torch-semantics §7a, §8): `(w * t)` with `w` requiring grad
@@ -123,6 +127,10 @@ class InferenceTensorSavedForBackward(Rule):
       method called under the mode) is one for saving from then on (torch-semantics §1c); its
       in-place updates under `no_grad` are not reported (torch allows them), and an
       assignment through `setattr` or to an alias of the tensor is not followed.
+    - Python: the order of calls is not followed, for lazy caches and memos alike: a memo
+      whose first call ran outside the mode (training before evaluation) is still taken as
+      holding what a call under the mode made. A memo emptied by `cache_clear()` is not
+      read as emptied.
     - Python, outside training code: only a layer built from a torch.nn class in the
       assignments of the file, called where every path the file shows runs with grad on. A
       file that calls `set_grad_enabled` or freezes parameters (`requires_grad_(False)`,
