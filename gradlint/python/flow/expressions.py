@@ -111,6 +111,8 @@ class ValueRules:
         attribute = expression.attr
         if attribute in torch_api.ALIAS_ATTRIBUTES:
             return base
+        if attribute in torch_api.RESULT_FIELDS and base.kind is Kind.TENSOR and not base.param:
+            return base  # `scores.topk(k).indices`: what the op made (§1)
         if attribute in torch_api.BYPASS_ATTRIBUTES:
             return replace(base, bypass=True)
         if attribute in torch_api.MODULE_TENSOR_ATTRIBUTES and base.kind is Kind.MODULE:

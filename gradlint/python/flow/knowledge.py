@@ -26,6 +26,11 @@ ALIAS_METHODS = _table({
 ALIAS_ATTRIBUTES = _table({
     "§1: views of inference tensors are inference tensors": ("T", "mT", "H", "mH", "real", "imag"),
 })
+# The fields of the named tuple an op returns (`s.topk(k)`, `s.max(dim=1)`, `torch.sort(s)`):
+# tensors the op made, inference tensors when it ran under the mode.
+RESULT_FIELDS = _table({
+    "§1: `s.topk(2).indices` made under IM is an inference tensor": ("values", "indices"),
+})
 # Decorators that memoize a function: a later call with the same arguments returns the object
 # the first call made, an inference tensor when that call ran under the mode.
 MEMOIZING_DECORATORS = _table({
