@@ -299,10 +299,11 @@ def _clean_hits_taken(job: _Job, taken: "_Taken", paths: Iterable[str], waiting:
     entry_size = _DIGEST_SIZE + _STAMP.size  # and one more byte when the file has project facts
     stamp_end, blake2b_ = _DIGEST_SIZE + _STAMP.size, blake2b
     fingerprint, cached, python_paths = taken.fingerprint_data, taken.cached, taken.python_paths
+    paths = iter(paths)
+    if taken.shown is not None:  # a progress display: each file is taken by `_Taken.take`
+        yield from paths
+        return
     for path in paths:
-        if waiting or pooled[0] is not None or taken.shown is not None:
-            yield path
-            continue
         cut = path.rfind("/") + 1
         folder, name = path[:cut], path[cut:]
         if folder != last_folder:
@@ -310,33 +311,33 @@ def _clean_hits_taken(job: _Job, taken: "_Taken", paths: Iterable[str], waiting:
             cache = job.cache_for(job.settings.for_folder(head))
             entries = cache.entries if cache is not None else None
             prefix = job.absolute_prefix(head)
-        if entries is None or name in ("", ".", ".."):
-            yield path
-            continue
-        key = blake2b_((prefix + name).encode("utf-8", "surrogatepass"), digest_size=16).digest()  # path_key
-        entry = entries.get(key)
-        if type(entry) is not is_bytes or not entry_size <= len(entry) <= entry_size + 1:
-            yield path
-            continue
-        try:
-            status = stat(path)
-        except OSError:
-            yield path
-            continue
-        stamp = pack(status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino)
-        if stamp != entry[_DIGEST_SIZE:stamp_end]:
-            yield path
-            continue
-        digest = entry[:_DIGEST_SIZE]
-        position = taken.count
-        if taken.complete:
-            fingerprint += key
-            fingerprint += digest
-        if len(entry) > entry_size:  # the file has project facts
-            cached.append((path, position, cache, key, digest))
-        if path.endswith(".py"):  # a module others may import (`_follow_imports`)
-            python_paths.append((path, position))
-        taken.count = position + 1
+        if entries is not None and name not in ("", ".", ".."):
+            key = blake2b_((prefix + name).encode("utf-8", "surrogatepass"), digest_size=16).digest()  # path_key
+            entry = entries.get(key)
+            if type(entry) is is_bytes and entry_size <= len(entry) <= entry_size + 1:
+                try:
+                    status = stat(path)
+                except OSError:
+                    status = None
+                if status is not None and entry[_DIGEST_SIZE:stamp_end] == pack(
+                        status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino):
+                    digest = entry[:_DIGEST_SIZE]
+                    position = taken.count
+                    if taken.complete:
+                        fingerprint += key
+                        fingerprint += digest
+                    if len(entry) > entry_size:  # the file has project facts
+                        cached.append((path, position, cache, key, digest))
+                    if path.endswith(".py"):  # a module others may import (`_follow_imports`)
+                        python_paths.append((path, position))
+                    taken.count = position + 1
+                    continue
+        yield path
+        # something waits, or a pool has started, only after a file was given out: every
+        # later file then waits its turn behind it
+        if waiting or pooled[0] is not None:
+            yield from paths
+            return
 
 
 class _Taken:
