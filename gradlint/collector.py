@@ -8,9 +8,7 @@ held off while one file is read and checked; cycles made meanwhile are collected
 """
 from __future__ import annotations
 
-import contextlib
 import gc
-from typing import Iterator
 
 # After the imports: what they made is frozen out of the collector's walks, and it runs less often.
 _COLLECT_EVERY = (20_000, 10, 10)
@@ -22,13 +20,16 @@ def tune_collector() -> None:
     gc.set_threshold(*_COLLECT_EVERY)
 
 
-@contextlib.contextmanager
-def collections_held() -> Iterator[None]:
-    """No cycle collection inside the block (nested blocks are fine); the caller's setting after it."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
+class collections_held:
+    """No cycle collection inside the block (nested blocks are fine); the caller's setting after it.
+    A class, not a `contextlib.contextmanager` generator: every file checked enters one."""
+
+    __slots__ = ("_collecting",)
+
+    def __enter__(self) -> None:
+        self._collecting = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info) -> None:
+        if self._collecting:
             gc.enable()

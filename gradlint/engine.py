@@ -209,6 +209,20 @@ class Linter:
             selection = self._selections[key] = _Selection(rules, None if gate is None else tuple(sorted(gate)))
         return selection
 
+    def prepare(self, language: Language, enabled: frozenset) -> None:
+        """Import what checking files of `language` will: each enabled rule of it, with its
+        text screen, screen and check (the modules beside it), and the language's outline.
+        A pool forked afterwards has them, instead of each worker importing them again."""
+        rules = self._selection(language.name, enabled).rules
+        for entry, _ in rules:
+            rule = self._rule(entry.code)
+            key = (rule.code, language.name)
+            if key not in self._text_screens:
+                self._text_screens[key] = rule.text_screen(language.name)
+            rule.screen(language.name)
+        self._rule(engine_rule("internal-error").code)  # (`_stamp` asks for it)
+        language.prepare(any(entry.follows_imports for entry, _ in rules))
+
     def _text_screened(self, rule: Rule, language: Language, text: str) -> bool:
         key = (rule.code, language.name)
         if key not in self._text_screens:  # asked for every file the prefilter passes

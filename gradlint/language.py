@@ -51,6 +51,11 @@ class Language:
         `parse` would give when every rule to run is such a rule; None to parse anyway."""
         return None
 
+    def prepare(self, follows_imports: bool) -> None:
+        """Import the modules checking a file reads (its outline, its imports and exports;
+        with `follows_imports`, some enabled rule follows imports: what they run), before a
+        pool forks: its workers then inherit them (`Linter.prepare`)."""
+
     def imports(self, text: str) -> Tuple[str, ...]:
         """The modules `text` may import from other checked files (a cheap text search; the
         run checks it again when one of them exports something, `gradlint.python.project`)."""

@@ -69,6 +69,8 @@ class _Job(Record):
         self.absolute_folders: Dict[str, str] = {}  # folder -> absolute, as a prefix
         self._last_settings: object = None  # and its cache: `cache_for`
         self._last_cache: Optional[ResultCache] = None
+        self._last_linted_settings: object = None  # and its linter: `linter_for`
+        self._last_linter: Optional[Linter] = None
 
     def absolute(self, path: str) -> str:
         """`os.path.abspath(path)`, worked out once per folder."""
@@ -105,10 +107,27 @@ class _Job(Record):
         return cache
 
     def linter_for(self, settings: Settings) -> Linter:
+        if settings is self._last_linted_settings:  # as `cache_for`: no hash of the settings per file
+            return self._last_linter
         linter = self.linters.get(settings)
         if linter is None:
             linter = self.linters[settings] = Linter(settings, verbose=self.verbose)
+        self._last_linted_settings, self._last_linter = settings, linter
         return linter
+
+    def prepare(self, paths: Iterable[str]) -> None:
+        """Before a pool forks: import what checking these files will (`Linter.prepare`:
+        their languages' enabled rules and outlines), once here rather than in each worker."""
+        prepared = set()
+        for path in paths:
+            language = language_for(path)
+            if language is None:
+                continue
+            settings = self.settings.for_path(path)
+            enabled = settings.enabled_for(path)
+            if (id(settings), language.name, enabled) not in prepared:
+                prepared.add((id(settings), language.name, enabled))
+                self.linter_for(settings).prepare(language, enabled)
 
     def save_caches(self) -> Optional[str]:
         errors = [error for error in (cache.save() for cache in self.caches.values()) if error]
@@ -267,10 +286,10 @@ def run_files(files: Iterable[str], settings, mode: str = "check", write: bool =
                 if pool.in_flight() > MAX_BATCHES_IN_FLIGHT:  # the walk outruns the workers: wait
                     taken.take_next_batch(waiting, pool)
             elif jobs > 1 and len(waiting) >= SERIAL_FIRST_MAX_FILES:
-                pool = pooled[0] = WorkerPool(job, jobs)
-                for waiting_path, cached in waiting:
-                    if cached is None:
-                        pool.add(waiting_path)
+                first = [waiting_path for waiting_path, cached in waiting if cached is None]
+                pool = pooled[0] = WorkerPool(job, jobs, first)
+                for waiting_path in first:
+                    pool.add(waiting_path)
         if pool is not None:
             results = pool.results()
         else:
@@ -560,7 +579,7 @@ def _results(job: _Job, files: Sequence[str], jobs: int):
         for path in files:
             yield job.lint(path)
         return
-    pool = WorkerPool(job, min(jobs, -(-len(files) // FILES_PER_TASK)))
+    pool = WorkerPool(job, min(jobs, -(-len(files) // FILES_PER_TASK)), files)
     try:
         for path in files:
             pool.add(path)

@@ -19,6 +19,11 @@ class CppLanguage(Language):
     def decode(self, raw: bytes) -> DecodedSource:
         return decode_cpp(raw)
 
+    def prepare(self, follows_imports: bool) -> None:
+        import gradlint.cpp.dispatch  # noqa: F401 (with the model rules read)
+        import gradlint.cpp.model  # noqa: F401
+        import gradlint.cpp.signatures  # noqa: F401
+
     def parse(self, path: str, text: str, focus=None, outline=None):
         from gradlint.cpp.model import CppFile
 

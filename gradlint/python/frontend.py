@@ -189,6 +189,15 @@ class PythonLanguage(Language):
                     pass  # parsed whole, so that the error is reported where it is
         return self._libcst_parse(text)
 
+    def prepare(self, follows_imports: bool) -> None:
+        import gradlint.python.expected_errors  # noqa: F401
+        import gradlint.python.flow_exports  # noqa: F401 (with the outline and the project's summaries)
+        import gradlint.python.from_imports  # noqa: F401
+        import gradlint.python.outline  # noqa: F401
+
+        if follows_imports:  # the flow GL201-GL204 read
+            import gradlint.python.flow.analysis  # noqa: F401
+
     def outline(self, text: str):
         from gradlint.python.outline import parse_outline
 
