@@ -15,12 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
-from gradlint.python.partial import _NOT_CODE
+from gradlint.python.partial import _NOT_CODE, blank_keeping_line_breaks
 
 _DEFINITION = re.compile(r"[ \t\f]*(?:async[ \t\f]+)?def\b")
 _WITH = re.compile(r"with\b")
 _WITH_PREFIX = re.compile(r"[ \t\f]*(?:async[ \t\f]+)?")
-_NOT_LINE_BREAK = re.compile(r"[^\r\n]")
 _OPENING, _CLOSING = "([{", ")]}"
 
 
@@ -60,7 +59,7 @@ class CodeLines:
             found = match.group()
             if "\n" in found:
                 spans.append(match.span())
-                return _NOT_LINE_BREAK.sub(" ", found)
+                return blank_keeping_line_breaks(found)
             return " " * len(found)
 
         self.blanked = _NOT_CODE.sub(blank, text)  # offsets as in `text`

@@ -32,7 +32,6 @@ _NOT_CODE = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-_NOT_LINE_BREAK = re.compile(r"[^\r\n]")
 _LINE_BREAKS = re.compile(r"[^\r\n]+")
 _LINE_START = re.compile(r"^(?=\S)", re.MULTILINE)
 # Lines at column 0 that continue the statement above rather than start one.
@@ -46,10 +45,17 @@ _DEFINED_NAME = re.compile(r"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)|^(\w+)[ \
 MIN_SAVING = 0.3
 
 
+def blank_keeping_line_breaks(text: str) -> str:
+    """`text` with each character but CR and LF made a space, a line at a time (a regex
+    replacing each character costs a match per character: docstrings are much of a file)."""
+    return "\n".join("\r".join(" " * len(run) for run in line.split("\r")) if "\r" in line else " " * len(line)
+                     for line in text.split("\n"))
+
+
 def _blank(match: "re.Match[str]") -> str:
     text = match.group()
     if "\n" in text or "\r" in text:
-        return _NOT_LINE_BREAK.sub(" ", text)
+        return blank_keeping_line_breaks(text)
     return " " * len(text)
 
 

@@ -79,6 +79,14 @@ def test_literals_are_blanked_as_read_one_character_at_a_time(text):
         [match.span() for match in NOT_CODE_BY_CHARACTER.finditer(text)]
 
 
+@given(st.text(alphabet="\r\n x\t\u00e9\u2028\x0b\x0c\x1c\x85\udcff", max_size=30))
+@hypothesis_settings(max_examples=500, deadline=None)
+def test_blanking_keeps_the_line_breaks_alone(text):
+    """What a string over several lines is blanked to: a space for each character but CR
+    and LF (other characters Python's `splitlines` breaks at are blanked too)."""
+    assert partial.blank_keeping_line_breaks(text) == re.sub(r"[^\r\n]", " ", text)
+
+
 @pytest.mark.parametrize("text", [
     "x = 1\ry = 2\r",  # lone CR line endings: `^` would not see them
     "x = 1)\ny = 2\n",  # more closers than openers
