@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import enum
 import re
+from itertools import accumulate
 from typing import Optional, Tuple
 
 from gradlint.ordered import bisect_right_near
 from gradlint.record import named_tuple
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+_past_line_end = (1).__add__  # a line's length -> the characters it spans with its LF
 
 
 class Safety(str, enum.Enum):
@@ -179,7 +181,11 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [match.end() for match in _LINE_END.finditer(text)]
+        if "\r" in text:
+            self.starts = [0] + [match.end() for match in _LINE_END.finditer(text)]
+        else:  # (most text) each line's start is the previous one's, past its length and the LF
+            self.starts = [0, *accumulate(map(_past_line_end, map(len, text.split("\n"))))]
+            self.starts.pop()  # (where the text ends: no line starts there)
         self._last_line = 0
 
     def position(self, offset: int) -> Position:

@@ -49,3 +49,15 @@ def test_searches_with_a_hint_agree_with_bisect(values):
         for hint in range(-1, len(values) + 3):
             assert bisect_right_near(values, value, hint) == bisect.bisect_right(values, value)
             assert bisect_left_near(values, value, hint) == bisect.bisect_left(values, value)
+
+
+def test_line_starts_are_where_each_line_end_ends():
+    """A text without CR takes the LF-only shortcut (its lines' lengths added up); every
+    text gets the starts a search for CR, LF and CRLF gives."""
+    import re
+
+    rng = random.Random(7)
+    texts = TEXTS + ["".join(rng.choice("ab\n\r \u2028\x0c") for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    for text in texts:
+        expected = [0] + [match.end() for match in re.finditer(r"\r\n|\r|\n", text)]
+        assert LineIndex(text).starts == expected, repr(text)

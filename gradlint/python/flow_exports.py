@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from gradlint.diagnostics import LineIndex, Related
+from gradlint.diagnostics import Related
 from gradlint.python.flow import Kind
 from gradlint.python.flow.deferred import exported_functions
 from gradlint.python.flow.syntax import parameter_names
@@ -36,12 +36,12 @@ def module_exports(outline, path: str) -> Optional[ModuleExports]:
     flow = outline.__dict__.get("_inference_flow") if outline is not None else None
     if flow is None or not path.endswith(".py"):
         return None
-    lines = LineIndex(outline.text)
     path = os.path.abspath(path)  # read from importers anywhere, and kept in the cache
 
     def place(related: Related) -> Place:
         if related.path is not None:  # made in a module this one imports
             return Place(related.path, *related.positions, related.start, related.end, related.message)
+        lines = outline.lines  # (made once for the file, not for its exports)
         return Place(path, lines.position(related.start), lines.position(related.end),
                      related.start, related.end, related.message)
 

@@ -98,6 +98,11 @@ class Outline:
     def _lines(self) -> LineIndex:
         return LineIndex(self.text)
 
+    @property
+    def lines(self) -> LineIndex:
+        """The text's line index (made once, for every question about positions)."""
+        return self._lines
+
     def release(self) -> None:
         """Drop what the outline keeps beside its tree and text (the answers to the questions
         asked of it, the flow), some of which refer back to it: once the engine is done with

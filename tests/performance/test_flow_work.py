@@ -39,7 +39,7 @@ def _found(flow: InferenceFlow):
 def test_scopes_left_unwalked_change_nothing(path, monkeypatch):
     """Neither the scopes that cannot track anything nor those deferred (`deferred`: only
     their parameters can) change what the flow finds; a summary made of a deferred scope
-    is the one walking every scope makes."""
+    is the one walking every scope makes; nor does walking every scope in every pass."""
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
     skipping, made = _found(InferenceFlow(parse_outline(text)))
@@ -47,6 +47,12 @@ def test_scopes_left_unwalked_change_nothing(path, monkeypatch):
     walking, every = _found(InferenceFlow(parse_outline(text)))
     assert skipping == walking
     assert {where: every.get(where) for where in made} == made
+    # nor does an empty summary read as none (`deferred.read_key`: a scope whose callees
+    # summarize nothing is not walked again), nor walking every scope again in each pass
+    monkeypatch.setattr(analysis, "read_key", lambda summary: None if summary is None else summary.key())
+    assert _found(InferenceFlow(parse_outline(text)))[0] == walking
+    monkeypatch.setattr(InferenceFlow, "_inputs", lambda self, *arguments: object())
+    assert _found(InferenceFlow(parse_outline(text)))[0][:3] == walking[:3]
 
 
 def _module(tests: int, helpers: int) -> str:

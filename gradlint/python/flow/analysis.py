@@ -21,7 +21,7 @@ from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, all_parameter_name
 from gradlint.python.flow.syntax import ExpressionFacts, expression_facts
 from gradlint.python.flow.callers import Callers
 from gradlint.python.flow.contexts import CallContexts, Mode
-from gradlint.python.flow.deferred import PassSummaries, pass_state, settled
+from gradlint.python.flow.deferred import PassSummaries, pass_state, read_key, settled
 from gradlint.python.flow.grad_mode import GradMode
 from gradlint.python.flow.receivers import Receivers
 from gradlint.python.flow.objects import ObjectRules, class_of_value, container_names, module_caches
@@ -423,7 +423,7 @@ class InferenceFlow:
     def _inputs(self, function, callees, klass: Optional[str], classes_read=()) -> Tuple:
         """What a scope's walk read from other scopes: its callees' summaries, the attributes
         of its class and of the classes it made instances of, the mode its callers give it."""
-        summaries = tuple(self.summaries[c].key() if c in self.summaries else None for c in callees)
+        summaries = tuple(read_key(self.summaries.get(c)) for c in callees)
         classes = sorted({klass, *classes_read} - {None})
         attributes = tuple((tuple(sorted(self.attribute_taints.get(name, {}))),
                             tuple(sorted(self.called_attributes.get(name, {})))) for name in classes)

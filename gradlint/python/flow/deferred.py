@@ -22,9 +22,13 @@ import ast
 from typing import Dict, List, Optional, Tuple
 
 from gradlint.python.flow.kept import kept_on
+from gradlint.python.flow.values import Summary
 
 # What a walk reads of the flow that a pass changes (`InferenceFlow._run` sets them at its end).
 PASS_STATE = ("summaries", "attribute_taints", "called_attributes", "cache_taints", "has_parameter_stores")
+
+
+_NOTHING = Summary().key()  # the summary of a function that does nothing a caller sees
 
 
 def pass_state(flow) -> Tuple:
@@ -87,6 +91,14 @@ class PassSummaries(dict):
             _put(flow, now)
         self[function] = scope.summary
         return scope.summary
+
+
+def read_key(summary) -> Optional[Tuple]:
+    """What a walk reads of a callee's summary (`InferenceFlow._inputs`): an empty one reads
+    as none (every reader asks for a part of it: `summary is not None and summary.returns`),
+    so a scope whose callees summarize nothing is not walked again in the next pass."""
+    key = None if summary is None else summary.key()
+    return None if key == _NOTHING else key
 
 
 def settled(current: PassSummaries, before: Dict) -> bool:
