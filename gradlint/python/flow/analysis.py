@@ -421,9 +421,10 @@ class InferenceFlow:
         return found
 
     def _inputs(self, function, callees, klass: Optional[str], classes_read=()) -> Tuple:
-        """What a scope's walk read from other scopes: its callees' summaries, the attributes
-        of its class and of the classes it made instances of, the mode its callers give it."""
-        summaries = tuple(read_key(self.summaries.get(c)) for c in callees)
+        """What a scope's walk read from other scopes: its callees' summaries (and whether a call
+        under the mode runs each: a memoized one's result is its memo), the attributes of its
+        class and of the classes it made instances of, the mode its callers give it."""
+        summaries = tuple((read_key(self.summaries.get(c)), id(c) in self.called_under) for c in callees)
         classes = sorted({klass, *classes_read} - {None})
         attributes = tuple((tuple(sorted(self.attribute_taints.get(name, {}))),
                             tuple(sorted(self.called_attributes.get(name, {})))) for name in classes)
