@@ -19,7 +19,7 @@ from gradlint.suppression import unused as unused_suppressions
 from gradlint.source import (
     DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
 )
-from gradlint.textsearch import TextSearch, required_strings
+from gradlint.textsearch import TextSearch, gate_plan, required_strings
 
 MAX_FIX_PASSES = 10
 
@@ -47,11 +47,12 @@ class FileReport(Record):
 
 class _Selection(FrozenRecord):
     """The enabled rules of one language with their prefilters, and the strings one of
-    which a file must hold for any of them to run (None: some rule runs on any text)."""
+    which a file must hold for any of them to run (None: some rule runs on any text), in
+    the groups they are looked for in (`textsearch.gate_plan`)."""
 
     def __init__(self, rules: Tuple[Tuple[CatalogedRule, Tuple["re.Pattern[str]", ...]], ...],
                  gate: Optional[Tuple[str, ...]]) -> None:
-        self._set(rules=rules, gate=gate)
+        self._set(rules=rules, gate=gate, plan=None if gate is None else gate_plan(gate))
 
 
 class FixOutcome(Record):
@@ -126,7 +127,7 @@ class Linter:
         search = TextSearch(text)
         following = [self._rule(entry.code) for entry, _ in selection.rules if entry.follows_imports] \
             if project and language.may_follow(path, text, project) else []
-        if selection.gate is not None and not following and not search.has_any(selection.gate):
+        if selection.gate is not None and not following and not search.has_any_grouped(selection.plan):
             # No selected rule's first prefilter can match: most files end here.
             return self._not_read(text, path, language, audit), None
         active = [self._rule(entry.code) for entry, patterns in selection.rules if all(map(search.matches, patterns))]

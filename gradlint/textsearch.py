@@ -51,6 +51,18 @@ class TextSearch:
                 return True
         return False
 
+    def has_any_grouped(self, plan: "GatePlan") -> bool:
+        """`has_any` of every literal in a `gate_plan`: a group's literals are looked for only
+        in a text that holds the string they share."""
+        has, text = self._has, self.text
+        for shared, literals in plan:
+            found = has.get(shared)
+            if found is None:
+                found = has[shared] = shared in text
+            if found and (not literals or self.has_any(literals)):
+                return True
+        return False
+
     def matches(self, pattern: "re.Pattern[str]") -> bool:
         """Whether `pattern.search(text)` finds anything, first asking `in` for strings
         every match contains (far faster than the regex can fail), then running the regex
@@ -127,6 +139,37 @@ def match_starts(pattern: "re.Pattern[str]", text: str) -> Iterator[int]:
             if pattern.match(text, start):
                 yield start
             start = text.find(literal, start + 1)
+
+
+# (a string, the literals that hold it; empty when the string is the one literal), in order.
+GatePlan = Tuple[Tuple[str, Tuple[str, ...]], ...]
+_MIN_SHARED = 4  # a shorter string shared by several literals is in most texts
+_MAX_SHARED = 12  # (a longer one is searched no faster)
+
+
+@functools.lru_cache(maxsize=None)
+def gate_plan(literals: Tuple[str, ...]) -> GatePlan:
+    """`literals` in groups, each under a string all of its literals hold (the longest of
+    those held by the most, greedily: `Auto` for the five `Auto...` guards of C++): a text
+    that holds none of the strings holds none of the literals, found with one search per
+    group instead of one per literal (most files hold none). `TextSearch.has_any_grouped`."""
+    left = list(dict.fromkeys(literals))
+    plan = []
+    while left:
+        best, holding = None, [left[0]]
+        for literal in left:
+            for start in range(len(literal)):
+                for end in range(start + _MIN_SHARED, min(start + _MAX_SHARED, len(literal)) + 1):
+                    shared = literal[start:end]
+                    held = [other for other in left if shared in other]
+                    if len(held) > len(holding) or (len(held) == len(holding) > 1 and len(shared) > len(best)):
+                        best, holding = shared, held
+        if best is None:  # no string shared by two: each literal is its own search
+            plan.extend((literal, ()) for literal in left)
+            break
+        plan.append((best, tuple(holding)))
+        left = [literal for literal in left if literal not in holding]
+    return tuple(plan)
 
 
 def required_strings(pattern: "re.Pattern[str]") -> Optional[Tuple[str, ...]]:
