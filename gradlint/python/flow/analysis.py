@@ -485,11 +485,11 @@ class InferenceFlow:
         if bound is not None:  # a function attached as the instance's `forward` (`attached`)
             return params[1:] if bound else params
         # `model(x)` fills `forward(self, x)` after `self`, `Fn.apply(x)` fills `forward(ctx, x)`
-        # after `ctx`, `Cls(x)` fills `__init__(self, x)` after `self`
+        # after `ctx`, `Cls(x)` fills `__init__(self, x)` after `self`, `obj(x)` `__call__(self, x)`
         skips_first = bool(params) and (
             (self.runs_module(call, callee) and params[0] == "self")
             or (isinstance(call.func, ast.Attribute) and (params[0] in ("self", "cls") or call.func.attr == "apply"))
-            or (callee.name == "__init__" and params[0] == "self"))
+            or (callee.name in ("__init__", "__call__") and params[0] == "self"))
         return params[1:] if skips_first else params
 
 

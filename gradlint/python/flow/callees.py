@@ -2,7 +2,8 @@
 name (a helper nested in the caller first), `Cls(...)` (its `__init__`), `self.m(...)`, a
 method of an object whose class the assignments show (`receivers`), a module's `forward`
 when the called value is an instance of a module class (`self.rotary_emb(n)`, `model(x)`),
-`Fn.apply(x)`, a method name only one class defines (called on an object whose class
+its class's `__call__` when it is an instance of a plain class (`standardize(batch)`), in a
+file that defines a module class, `Fn.apply(x)`, a method name only one class defines (called on an object whose class
 the code does not show); a function the module assigned to the instance's `forward`
 (`attached`) before its class's, a name bound to an object's method (`original =
 block.forward`, in the function or one around it).
@@ -133,6 +134,8 @@ class CalleeResolver:
         if not flow.module_classes:
             return None
         owner = flow.receivers.unique_class(called, function, klass)
-        if owner is None or owner not in flow.module_classes:
+        if owner is None:
             return None
+        if owner not in flow.module_classes:  # calling a plain object runs its class's `__call__`
+            return flow.receivers.method_of(owner, "__call__")
         return flow.receivers.method_of(owner, "forward")
