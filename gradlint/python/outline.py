@@ -35,6 +35,9 @@ _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 _WORD = re.compile(r"\w")
+# what may follow the attribute of an assignment's target before its `=`: spaces, line
+# continuations, closing parentheses (`(a.x) = 1`), comments inside them
+_THEN_ASSIGNED = re.compile(r"(?:[\s\\)]|#[^\n]*+)*+=(?!=)")
 _NO_NAMES: FrozenSet[str] = frozenset()
 
 
@@ -380,6 +383,13 @@ class Outline:
             for scope in (self.scope_at(line), *self._decorated_at.get(line, ())):
                 found.setdefault(id(scope), scope)
         return list(found.values())
+
+    def may_be_assigned(self, name: str) -> bool:
+        """Whether `name` may be an assignment's target somewhere (`holder.name = value`): it
+        is written as a whole word followed by `=` (not `==`). True when the text is not ASCII."""
+        if not self.text.isascii():
+            return True
+        return any(_THEN_ASSIGNED.match(self.text, start + len(name)) for start in self.word_starts(name))
 
     def _word_lines(self, name: str) -> List[int]:
         return sorted({self.line_of(start) for start in self.word_starts(name)})

@@ -151,6 +151,8 @@ class Receivers:
         if found is not None:
             return found
         found = self._outside_stores[attribute] = []
+        if not self.outline.may_be_assigned(attribute):
+            return found  # `self.assertTrue(...)`: no `holder.assertTrue = ...` anywhere
         naming = {id(scope) for scope in self.outline.scopes_naming(attribute)}
         scopes = [(None, None, self.outline.module), *((function, klass, function) for function, klass in self.flow._scope_list)]
         for function, klass, scope in scopes:
