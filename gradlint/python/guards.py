@@ -10,6 +10,8 @@ from gradlint.knowledge import rows
 # Every qualified name of a guard -> the canonical guard it acts as (the rows of
 # gradlint/knowledge/guards.toml).
 _CANONICAL = {name: row["kind"] for row in rows("guards", "python_guard") for name in row["names"]}
+# The last part of every guard's qualified name: `x.add_(1)` names no guard, whatever `x` is.
+GUARD_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in _CANONICAL)
 # What `from <module> import *` binds, of the guards: those in torch's `__all__`.
 STAR_EXPORTS = {"torch": tuple(row["kind"] for row in rows("guards", "python_guard") if row["star_exported"])}
 # Low-level guards whose in-place updates skip the version bump: qualified name -> short name.
