@@ -406,7 +406,7 @@ def write_cache_file(directory: str, path: str, magic: bytes, *payloads: bytes) 
 
 # A file modified this recently may change again within the same timestamp tick, so its
 # size and time do not prove its content (git's "racily clean" problem): hash it.
-_SETTLED_NS = 2_000_000_000
+SETTLED_NS = 2_000_000_000
 
 
 def packed_stamp(path: str) -> Optional[bytes]:
@@ -426,6 +426,6 @@ def _stamp_of(status: os.stat_result) -> tuple:
 def settled_stamp(status: os.stat_result) -> Optional[tuple]:
     """The stamp to store for a file with this status; None when it changed in the last
     two seconds (it may change again within the same tick)."""
-    if max(status.st_mtime_ns, status.st_ctime_ns) > time.time_ns() - _SETTLED_NS:
+    if max(status.st_mtime_ns, status.st_ctime_ns) > time.time_ns() - SETTLED_NS:
         return None
     return _stamp_of(status)

@@ -25,12 +25,11 @@ from itertools import repeat
 from typing import Dict, List, Optional, Tuple
 
 from gradlint.digest import blake2b
-from gradlint.result_cache import read_cache_file, write_cache_file
+from gradlint.result_cache import SETTLED_NS, read_cache_file, write_cache_file
 
 _MAGIC = b"gradlint-walk-1\n"
 SUFFIX = ".walk"
 MAX_WALKS = 16  # walk files kept per cache folder, the newest
-_SETTLED_NS = 2_000_000_000
 _GITIGNORE, _GIT = ".gitignore", ".git"
 
 
@@ -44,7 +43,7 @@ def _stamp(path: str) -> Optional[tuple]:
 
 
 def _settled(stamp: Optional[tuple], now: int) -> bool:
-    return stamp is None or max(stamp[0], stamp[1]) <= now - _SETTLED_NS
+    return stamp is None or max(stamp[0], stamp[1]) <= now - SETTLED_NS
 
 
 def _strings(values) -> bool:

@@ -14,7 +14,7 @@ from gradlint.walk_cache import RememberedWalk
 @pytest.fixture
 def settled(monkeypatch):
     """Every folder counts as unchanged for two seconds already (a test cannot wait for it)."""
-    monkeypatch.setattr(walk_cache, "_SETTLED_NS", -10 ** 10)
+    monkeypatch.setattr(walk_cache, "SETTLED_NS", -10 ** 10)
 
 
 @pytest.fixture

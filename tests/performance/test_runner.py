@@ -187,7 +187,7 @@ def test_the_pool_gives_the_serial_results_in_the_same_order(tmp_path, monkeypat
 @pytest.mark.parametrize("serial_seconds", [0.0, 0.01])  # all in the pool; some files before it
 def test_cached_and_linted_files_come_back_in_input_order(tmp_path, monkeypatch, serial_seconds, lazily):
     monkeypatch.setattr(runner, "SERIAL_SECONDS", serial_seconds)
-    monkeypatch.setattr(result_cache, "_SETTLED_NS", 0)  # entries with stamps, as settled files have
+    monkeypatch.setattr(result_cache, "SETTLED_NS", 0)  # entries with stamps, as settled files have
     paths = make_tree(tmp_path, 3 * runner.POOL_MIN_FILES)
     cache = str(tmp_path / "cache")
     run_files(paths, settings_for(tmp_path), jobs=2, cache_dir=cache)
@@ -200,7 +200,7 @@ def test_cached_and_linted_files_come_back_in_input_order(tmp_path, monkeypatch,
 
 
 def test_a_warm_walk_takes_unchanged_clean_files_without_looking_each_up(tmp_path, monkeypatch, count_linted):
-    monkeypatch.setattr(result_cache, "_SETTLED_NS", 0)  # entries with stamps, as settled files have
+    monkeypatch.setattr(result_cache, "SETTLED_NS", 0)  # entries with stamps, as settled files have
     paths = make_tree(tmp_path, 12)
     cache = str(tmp_path / "cache")
     cold = run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
@@ -319,7 +319,7 @@ def test_a_warm_run_skips_reading_settled_files_but_never_trusts_a_moved_stamp(t
         os.utime(path, ns=(settled, settled))
     # The change time (set by that utime) cannot be put back: count it as settled at once,
     # as it is two seconds later.
-    monkeypatch.setattr(result_cache, "_SETTLED_NS", 0)
+    monkeypatch.setattr(result_cache, "SETTLED_NS", 0)
     cache = str(tmp_path / "cache")
     run_files(paths, settings_for(tmp_path), jobs=1, cache_dir=cache)
     reads = []

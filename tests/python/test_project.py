@@ -279,7 +279,7 @@ def test_a_walk_that_takes_the_imported_module_from_the_cache_still_follows_the_
     summarize it again for a function it did not ask for before."""
     from gradlint import result_cache
 
-    monkeypatch.setattr(result_cache, "_SETTLED_NS", 0)  # entries with stamps, as settled files have
+    monkeypatch.setattr(result_cache, "SETTLED_NS", 0)  # entries with stamps, as settled files have
     folder = _copy_project(tmp_path, ROLLOUT)
     main = folder / "main.py"
     original = main.read_text()

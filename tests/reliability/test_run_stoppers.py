@@ -98,7 +98,7 @@ def test_content_with_the_old_size_and_modification_time_is_not_taken_from_the_c
     path = tmp_path / "m.py"
     path.write_bytes(clean)
     # Stamps are stored for files settled this long; here at once, so the test needs no wait.
-    monkeypatch.setattr(result_cache, "_SETTLED_NS", 0)
+    monkeypatch.setattr(result_cache, "SETTLED_NS", 0)
     assert cli(tmp_path, "check", ".").exit_code == 0
     before = path.stat()
     if how.startswith("same"):
