@@ -3,6 +3,7 @@ Python fixture without them; wherever it finds something, every prefilter patter
 its text screen (if it has one) must pass, and so must its screen (read from CPython's `ast`)."""
 import functools
 import os
+import re
 import sys
 
 import pytest
@@ -103,6 +104,35 @@ def test_gl405_prefilter_passes_every_way_to_write_the_block(text):
 ])
 def test_gl405_prefilter_skips_files_without_a_block(text):
     assert not all(pattern.search(text) for pattern in PYTHON_RULES["GL405"].prefilters_for("python"))
+
+
+# GL405's second pattern as first written (lazy runs, `\b` before each word); the rule's is
+# written for `re`'s fast paths and must match the same lines.
+GL405_LINE_AS_READ = re.compile(
+    r"(?m)(?:^|(?<=\r))(?:[ \t\f]*[ \t](?:async[ \t\f]+)?with\b"
+    r"(?:[^\r\n]*\bno_grad\b|[ \t\f.\w]*(?:\([ \t\f(.\w]*(?:#[^\r\n]*|\\)?|\\)(?=\r|$))"
+    r"|[^\r\n]*?\bno_grad[ \t\f]*(?:as\b|\\)"
+    r"|(?:[^(\r\n]*\([^\r\n]*|[ \t\f]*(?:[\w.]+(?:[ \t\f]+as[ \t\f]+\w+)?[ \t\f]*,[ \t\f]*)*)"
+    r"\bno_grad[ \t\f]*(?:#[^\r\n]*)?(?=\r|$)|[^\r\n]*?\basync[ \t\f]*\\)")
+LINE_PIECES = [" ", "\t", "\f", "    with ", "with", "async ", "async", "no_grad", "xno_grad", "éno_grad", "no_gradx",
+               " as ", "as", "(", ")", ",", ".", "\\", "# c", ":", "torch.", "a", "_", "\r", "\n", "\r\n", "'"]
+
+
+@hypothesis_settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(LINE_PIECES), max_size=14))
+def test_gl405_line_pattern_matches_where_its_first_form_does(pieces):
+    text = "".join(pieces)
+    fast = PYTHON_RULES["GL405"].prefilters_for("python")[1]
+    for start in range(len(text) + 1):
+        assert bool(fast.match(text, start)) == bool(GL405_LINE_AS_READ.match(text, start)), (text, start)
+
+
+def test_gl405_line_pattern_matches_the_fixtures_lines_where_its_first_form_does():
+    fast = PYTHON_RULES["GL405"].prefilters_for("python")[1]
+    for fixture in PYTHON_FIXTURES:
+        text = _parsed(fixture.path)[0]
+        for start in [0] + [at + 1 for at, character in enumerate(text) if character in "\r\n"]:
+            assert bool(fast.match(text, start)) == bool(GL405_LINE_AS_READ.match(text, start)), fixture.id
 
 
 # GL405's text screen (gl405_prefer_inference_mode/python.py: text_screen) reads each block

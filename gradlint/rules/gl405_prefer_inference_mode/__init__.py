@@ -184,12 +184,19 @@ class PreferInferenceMode(Rule):
     # a backslash (its `with` then starts no line). No
     # pattern spans a line, so only the lines holding `with`, `no_grad` or `async` are
     # searched (gradlint.textsearch); each alternative is read from the line's start, so
-    # the search tries each line there only.
+    # the search tries each line there only. Written for `re`'s fast paths (the same
+    # matches as `[^\r\n]*?\bno_grad`): a run of `[^\r\n]*` followed by a letter skips to
+    # that letter's occurrences, where `\b` before it would be tried at every character, so
+    # the word boundary is asked after the word (`no_grad(?<!\wno_grad)`); the `no_grad`
+    # ending a line is asked only of a line that holds it (the lookahead).
     prefilter = {"python": (r"\bno_grad\b",
                             r"(?m)(?:^|(?<=\r))(?:[ \t\f]*[ \t](?:async[ \t\f]+)?with\b"
-                            r"(?:[^\r\n]*\bno_grad\b|[ \t\f.\w]*(?:\([ \t\f(.\w]*(?:#[^\r\n]*|\\)?|\\)(?=\r|$))"
-                            r"|[^\r\n]*?\bno_grad[ \t\f]*(?:as\b|\\)"
-                            r"|(?:[^(\r\n]*\([^\r\n]*|[ \t\f]*(?:[\w.]+(?:[ \t\f]+as[ \t\f]+\w+)?[ \t\f]*,[ \t\f]*)*)"
-                            r"\bno_grad[ \t\f]*(?:#[^\r\n]*)?(?=\r|$)|[^\r\n]*?\basync[ \t\f]*\\)"),
+                            r"(?:[^\r\n]*no_grad(?<!\wno_grad)\b"
+                            r"|[ \t\f.\w]*(?:\([ \t\f(.\w]*(?:#[^\r\n]*|\\)?|\\)(?=\r|$))"
+                            r"|(?=[^\r\n]*no_grad)(?:[^\r\n]*no_grad(?<!\wno_grad)[ \t\f]*(?:as\b|\\)"
+                            r"|(?:[^(\r\n]*\([^\r\n]*no_grad(?<!\wno_grad)"
+                            r"|[ \t\f]*(?:[\w.]+(?:[ \t\f]+as[ \t\f]+\w+)?[ \t\f]*,[ \t\f]*)*\bno_grad)"
+                            r"[ \t\f]*(?:#[^\r\n]*)?(?=\r|$))"
+                            r"|[^\r\n]*async(?<!\wasync)[ \t\f]*\\)"),
                  "cpp": r"NoGradGuard|AutoGradMode"}
     reads_outline_only = True  # Python: CPython's ast says all it needs; the fix is a text edit
