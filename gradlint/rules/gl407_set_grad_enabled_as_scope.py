@@ -115,12 +115,15 @@ def _findings(outline):
     for block, owner in _blocks(outline):
         lines = statement_lines(block)
         saved = set()
+        read = 0  # the lines whose saved modes are in `saved`
         restored = None
         for index, line in enumerate(lines):
-            saved.update(_saved_mode_names(outline, line))
             mode, call = _switch(outline, line)
             if mode is not False:
                 continue
+            for earlier in lines[read:index]:  # (a switch line saves no mode)
+                saved.update(_saved_mode_names(outline, earlier))
+            read = index + 1
             if restored is None:
                 restored = _restored_in_finally(outline, block, owner)
             if restored:
@@ -143,12 +146,14 @@ _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _blocks(outline):
-    """(statements, the statement owning them) for the module and each indented block: a
-    block written on its header's line (`if x: y = 1`) and an `elif` are not blocks."""
+    """(statements, the statement owning them) for the module and each indented block that
+    holds a statement calling some reading of `set_grad_enabled` (only there can a switch
+    be): a block written on its header's line (`if x: y = 1`) and an `elif` are not blocks."""
     pending = [(outline.module.body, None, True)]
     while pending:
         statements, owner, is_block = pending.pop()
-        if is_block and (owner is None or not outline.on_header_line(statements[0])):
+        if is_block and any(_may_be_switch(outline, statement) for statement in statements) and (
+                owner is None or not outline.on_header_line(statements[0])):
             yield statements, owner
         for statement in statements:
             for field in _BLOCK_FIELDS:
@@ -183,6 +188,13 @@ def _switch(outline, line):
     if isinstance(argument, ast.Name):
         return argument.id, call
     return None, call
+
+
+def _may_be_switch(outline, statement) -> bool:
+    """A call statement some reading of whose name is `set_grad_enabled` (`_switch`'s first
+    questions, without the scopes)."""
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and any(guard.kind == "set_grad_enabled" for guard in outline.guards(statement.value)))
 
 
 def _is_switch_call(outline, call) -> bool:

@@ -272,3 +272,22 @@ def test_a_file_parsed_for_other_rules_keeps_the_outline_the_screens_made(monkey
     findings = _linter().check_text(source, "both.py", PYTHON)
     assert sorted(f.code for f in findings) == ["GL401", "GL406"]  # libcst for GL401, the outline for GL406
     assert len(parses) == 1
+
+
+def test_gl407_reads_only_the_blocks_that_call_the_switch(monkeypatch):
+    """GL407's search asks where a block starts (`on_header_line`) only of blocks holding a
+    statement that calls some reading of `set_grad_enabled`; it still finds the switch."""
+    from gradlint.python.outline import Outline
+
+    tests = "".join(f"def test_{index}(x):\n    if x:\n        y = x + {index}\n    return y\n\n\n"
+                    for index in range(30))
+    text = ("import torch\n\n\n" + tests + "def validate(model, batch):\n    torch.set_grad_enabled(False)\n"
+            "    logits = model(batch)\n    torch.set_grad_enabled(True)\n    return logits\n")
+    asked = []
+    original = Outline.on_header_line
+    monkeypatch.setattr(Outline, "on_header_line", lambda self, statement: asked.append(statement.lineno)
+                        or original(self, statement))
+    rule = all_rules()["GL407"]()
+    found = list(rule.check("python", PYTHON.parse("validate.py", text)))
+    assert [text.count("\n", 0, diagnostic.start) + 1 for diagnostic in found] == [text.count("\n") - 3]
+    assert asked == [text.count("\n") - 3]  # the body of validate, whose first line is the switch
