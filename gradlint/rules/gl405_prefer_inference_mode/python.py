@@ -8,6 +8,7 @@ import sys
 from typing import Optional, Set
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
+from gradlint.python.ast_walk import child_nodes, walk
 from gradlint.python.code_lines import (
     CodeLines, Function, UnbalancedBrackets, first_assignment, last_assignment, top_level_parts,
 )
@@ -295,7 +296,7 @@ def _bound_names(body):
     attribute or item, returns or yields (its values leave the block)."""
     names = set()
     for statement in body:
-        for node in ast.walk(statement):
+        for node in walk(statement):  # (no context or operator tokens: none binds or gives up)
             if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.AugAssign, ast.Global, ast.Nonlocal,
                                  ast.Await, *_DEFINITIONS)):
                 return None
@@ -332,7 +333,7 @@ def _makes_no_tensor(outline, statement) -> bool:
     for small in statement.body:
         if isinstance(small, (ast.Raise, ast.Pass)):
             continue
-        if isinstance(small, ast.Assert) and not any(isinstance(node, ast.Call) for node in ast.walk(small)):
+        if isinstance(small, ast.Assert) and not any(isinstance(node, ast.Call) for node in walk(small)):
             continue  # `assert step > 0`; `assert model(x).shape == ...` makes tensors
         if isinstance(small, ast.Return) and (small.value is None or (
                 isinstance(small.value, ast.Constant) and small.value.value is None)):
@@ -379,7 +380,7 @@ class _Uses:
             self.parents[id(node)] = parent
             for name, stands_for, rebound in _identifiers(node, parent):
                 self.found.append((position, name, stands_for, rebound))
-            stack.extend((child, node, position) for child in ast.iter_child_nodes(node))
+            stack.extend((child, node, position) for child in child_nodes(node))  # (tokens name nothing)
 
     def escape_after(self, statement, names) -> bool:
         """Whether a name bound in the block is used after it other than to read a number out."""
