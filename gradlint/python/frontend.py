@@ -7,6 +7,10 @@ from typing import Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from gradlint.diagnostics import Diagnostic, LineIndex
 from gradlint.language import FrontEndSyntaxError, Language
+# every checked Python file's from-imports are read: imported here, not by a statement in
+# `imports` (a `from module import name` run again costs microseconds: `__path__` is looked
+# up on the module, and the AttributeError made and dropped)
+from gradlint.python.from_imports import from_imports
 from gradlint.source import MAX_PYTHON_BYTES, DecodedSource, decode_python, python_gate
 from gradlint.suppression import LineSuppressions, python_may_name_our_codes, python_suppressions
 
@@ -192,7 +196,6 @@ class PythonLanguage(Language):
     def prepare(self, follows_imports: bool) -> None:
         import gradlint.python.expected_errors  # noqa: F401
         import gradlint.python.flow_exports  # noqa: F401 (with the outline and the project's summaries)
-        import gradlint.python.from_imports  # noqa: F401
         import gradlint.python.outline  # noqa: F401
 
         if follows_imports:  # the flow GL201-GL204 read
@@ -209,8 +212,6 @@ class PythonLanguage(Language):
         return OutlineFile(path, text, outline)
 
     def imports(self, text: str):
-        from gradlint.python.from_imports import from_imports
-
         return from_imports(text)
 
     def may_follow(self, path: str, text: str, project) -> bool:

@@ -80,3 +80,34 @@ def test_a_run_hashes_its_settings_once_not_per_file(tmp_path, monkeypatch):
     outcome = run_files(paths, settings, jobs=1, cache_dir=None)
     assert outcome.file_count == 30
     assert len(hashed) <= 2  # the linter's and its selection's first lookups, not one per file
+
+
+
+def test_a_file_no_rule_reads_is_checked_without_running_an_import_statement(tmp_path):
+    """Every checked Python file's from-imports are read (`Language.imports`): no import
+    statement runs for it (each costs microseconds: the module's `__path__` is looked up,
+    and the AttributeError made and dropped), nor anywhere else for a file no rule reads."""
+    import builtins
+
+    paths = []
+    for index in range(10):
+        path = tmp_path / f"model_{index}.py"
+        path.write_text(f"from .layers import Block{index}, Head as head\n\n\ndef build():\n    return Block{index}()\n")
+        paths.append(str(path))
+    job = runner._Job(settings_for(tmp_path), False, "check", False, None)
+    job.prepare(paths)
+    job.lint(paths[0])  # what a first file imports, once
+    statements = []
+    real_import = builtins.__import__
+
+    def recording(name, *args, **kwargs):
+        statements.append((sys._getframe(1).f_code.co_filename, name))
+        return real_import(name, *args, **kwargs)
+
+    builtins.__import__ = recording
+    try:
+        facts = [job.lint(path)[2][0] for path in paths]
+    finally:
+        builtins.__import__ = real_import
+    assert [fact.imports for fact in facts] == [((".layers", (f"Block{index}", "Head as head")),) for index in range(10)]
+    assert statements == []
