@@ -3,6 +3,7 @@ it once into the model its rules read, how suppression comments are written, and
 whether fixed source still parses. (Which front end reads a file: `gradlint.frontend`.)"""
 from __future__ import annotations
 
+import re
 from typing import Callable, Optional, Sequence, Tuple
 
 from gradlint.source import DecodedSource
@@ -39,6 +40,13 @@ class Language:
         then parse only the parts they match. `outline`: the language's outline of `text`
         when the screens made one (the model keeps it rather than make it again)."""
         raise NotImplementedError
+
+    def matches_in_code(self, text: str, pattern: "re.Pattern[str]") -> bool:
+        """Whether a rule's prefilter `pattern` (which matches `text`) matches its code: the
+        text with its comments and string literals blanked; True when the language cannot
+        tell (the default). A rule runs only on files whose code each of its prefilters
+        matches: a finding is made of code."""
+        return True
 
     def outline(self, text: str):
         """A cheap structural view of `text` that rules' screens read before anything is

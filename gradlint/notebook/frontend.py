@@ -120,6 +120,9 @@ class NotebookLanguage(PythonLanguage):
 
     max_bytes = None  # outputs can be megabytes of images: `decode` limits the code cells
 
+    def matches_in_code(self, text: str, pattern) -> bool:
+        return True  # (IPython's magics are read around in the cells' program: the prefilter alone decides)
+
     def parse(self, path: str, text: str, focus=None, outline=None):
         """IPython compiles each cell on its own: a cell that does not parse is one error
         (`syntax_errors` of the model), and the other cells are still analysed, the bad

@@ -201,6 +201,11 @@ class PythonLanguage(Language):
         if follows_imports:  # the flow GL201-GL204 read
             import gradlint.python.flow.analysis  # noqa: F401
 
+    def matches_in_code(self, text: str, pattern) -> bool:
+        from gradlint.python.partial import matches_in_code
+
+        return matches_in_code(text, pattern)
+
     def outline(self, text: str):
         from gradlint.python.outline import parse_outline
 

@@ -14,7 +14,7 @@ import bisect
 import re
 from typing import List, Optional, Sequence, Set, Tuple
 
-from gradlint.textsearch import match_starts
+from gradlint.textsearch import TextSearch, match_starts, required_strings
 
 # Comments and string literals, so that what they hold is not taken for code. A string
 # left open runs to the end of the file (the parse then fails and the file is parsed whole).
@@ -22,13 +22,14 @@ from gradlint.textsearch import match_starts
 # quotes (`[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*`, not `(?:[^"\\]|\\.|"(?!""))*`): the same
 # matches, but `re` reads a run in one step instead of trying each alternative per
 # character, which halves the time of blanking a file (GL405's text screen, the focus).
+# A literal left open ends in an empty named group (`match.lastgroup`): valid Python has none.
 _NOT_CODE = re.compile(
     r"""
       \#[^\r\n]*
-    | \"\"\"[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?:\"\"\"|\Z)
-    | '''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*(?:'''|\Z)
-    | "[^"\\\r\n]*(?:(?:\\\r\n|\\.)[^"\\\r\n]*)*"?
-    | '[^'\\\r\n]*(?:(?:\\\r\n|\\.)[^'\\\r\n]*)*'?
+    | \"\"\"[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?:\"\"\"|(?P<open_double3>\Z))
+    | '''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*(?:'''|(?P<open_single3>\Z))
+    | "[^"\\\r\n]*(?:(?:\\\r\n|\\.)[^"\\\r\n]*)*(?:"|(?P<open_double>))
+    | '[^'\\\r\n]*(?:(?:\\\r\n|\\.)[^'\\\r\n]*)*(?:'|(?P<open_single>))
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -59,19 +60,66 @@ def _blank(match: "re.Match[str]") -> str:
     return " " * len(text)
 
 
-def _code(text: str) -> Tuple[str, List[Tuple[int, int]]]:
-    """`text` with comments and string literals blanked (line breaks kept), and the spans
-    of the literals that may be f-strings (an `f` just before the quote): code in their
-    replacement fields (`f"{(yield)}"`) is code."""
+class CodeView:
+    """A text's code: `code` is the text with comments and string literals blanked (line
+    breaks kept); `formatted`, the spans of the literals that may be f-strings (an `f` just
+    before the quote), whose replacement fields (`f"{(yield)}"`) are code; `certain`, false
+    where the literals may not be told apart as CPython tells them: one left open (not
+    valid Python), or an f-string whose `{` a quote seems to close (Python 3.12 lets a field
+    hold the f-string's own quote: `f"{d["key"]}"`)."""
+
+    __slots__ = ("text", "code", "formatted", "certain", "_search")
+
+    def __init__(self, text: str, code: str, formatted: List[Tuple[int, int]], certain: bool) -> None:
+        self.text, self.code, self.formatted, self.certain = text, code, formatted, certain
+        self._search: Optional[TextSearch] = None
+
+    def matches(self, pattern: "re.Pattern[str]") -> bool:
+        """Whether `pattern` matches the code, or the text of an f-string (all of which counts
+        as code) holding one of the strings every match holds; True when not `certain`."""
+        if not self.certain:
+            return True
+        if self._search is None:
+            self._search = TextSearch(self.code)
+        if self._search.matches(pattern):
+            return True
+        literals, text = required_strings(pattern), self.text
+        return any(pattern.search(text, start, end) for start, end in self.formatted
+                   if literals is None or any(literal in text[start:end] for literal in literals))
+
+
+_last_view: List[CodeView] = []  # the view of the file being checked
+
+
+def code_view(text: str) -> CodeView:
+    """`text`'s code (`CodeView`), blanked once for the file being checked: the engine's
+    code gate and the text screens ask it of one file in turn (the last text asked is kept)."""
+    for view in _last_view[-1:]:  # (one read: another thread may replace it)
+        if view.text is text:
+            return view
     formatted: List[Tuple[int, int]] = []
+    open_literals = []
 
     def blank(match: "re.Match[str]") -> str:
         start = match.start()
+        if match.lastgroup is not None:
+            open_literals.append(start)
         if match.group().startswith(("'", '"')) and "f" in text[max(0, start - 2):start].lower():
             formatted.append(match.span())
         return _blank(match)
 
-    return _NOT_CODE.sub(blank, text), formatted
+    code = _NOT_CODE.sub(blank, text)
+    certain = not open_literals and all(
+        text.count("{", start, end) == text.count("}", start, end) for start, end in formatted)
+    view = CodeView(text, code, formatted, certain)
+    _last_view[:] = [view]
+    return view
+
+
+def matches_in_code(text: str, pattern: "re.Pattern[str]") -> bool:
+    """Whether `pattern` matches the code of `text` (`CodeView.matches`): its text with the
+    comments and string literals blanked, f-strings kept."""
+    return code_view(text).matches(pattern)
 
 
 def statement_starts(text: str, code: Optional[str] = None) -> Optional[List[int]]:
@@ -81,7 +129,7 @@ def statement_starts(text: str, code: Optional[str] = None) -> Optional[List[int
     if "\r" in text.replace("\r\n", ""):
         return None  # `^` below knows only \n; old-Mac files are parsed whole
     if code is None:
-        code = _NOT_CODE.sub(_blank, text)
+        code = code_view(text).code
     starts = [0]
     depth = 0
     previous = 0
@@ -167,8 +215,9 @@ def one_statement_matches(text: str, patterns: Sequence["re.Pattern[str]"]) -> b
     `no_grad`); True when the statements cannot be told apart with certainty. Strings are
     told apart as `statement_starts` tells them (a quote inside an f-string's field, which
     Python 3.12 allows, ends it there)."""
-    code, formatted = _code(text)
-    starts = statement_starts(text, code)
+    view = code_view(text)
+    code, formatted = view.code, view.formatted
+    starts = statement_starts(text, code) if view.certain else None
     if starts is None:
         return True
     holding: Optional[Set[int]] = None  # the statements holding every pattern so far

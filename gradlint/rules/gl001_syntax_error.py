@@ -14,9 +14,9 @@ class SyntaxErrorRule(Rule):
     that cell (IPython compiles each cell on its own), and the other cells are still checked.
 
     Which files: the files the selected rules read, those that pass some selected rule's
-    text prefilter (in practice: a file that names a guard the way a selected rule looks
-    for it; for GL405, a `with` block in a function that its text does not show to be
-    out of the rule's reach). `--select` never turns GL001 off (`--ignore GL001` or per-file-ignores do),
+    text prefilter (in practice: a file whose code, not only its comments or strings, names
+    a guard the way a selected rule looks for it; for GL405, a `with` block in a function
+    that its text does not show to be out of the rule's reach). `--select` never turns GL001 off (`--ignore GL001` or per-file-ignores do),
     but it decides which files are read: a file no selected rule reads is not parsed, so
     its syntax errors are not reported, as with `--select GL405` and a broken file that
     names no guard GL405 looks at. gradlint reads only the files it could say something

@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from fixture_harness import all_fixtures  # noqa: E402
 from gradlint.python.frontend import PYTHON  # noqa: E402
 from gradlint.python.outline import parse_outline  # noqa: E402
+from gradlint.python.partial import matches_in_code  # noqa: E402
 from gradlint.rule import all_rules  # noqa: E402
 
 PYTHON_RULES = {code: rule for code, rule in all_rules().items() if "python" in rule.languages()}
@@ -41,6 +42,8 @@ def test_prefilter_and_screen_pass_every_file_the_rule_reports(code):
             reported += 1
             for pattern in patterns:
                 assert pattern.search(text), f"{code} reports in {fixture.id} but its prefilter does not match"
+                assert matches_in_code(text, pattern), \
+                    f"{code} reports in {fixture.id} but its prefilter matches only comments or strings"
             text_screen = rule.text_screen("python")
             assert text_screen is None or text_screen(text), \
                 f"{code} reports in {fixture.id} but its text screen says it cannot"
