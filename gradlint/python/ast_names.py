@@ -191,7 +191,21 @@ _BISECTED_BLOCK = 16  # statements: a shorter block is read whole
 
 
 def scoped_names(module: ast.Module, parents: Optional[Callable[[ast.AST], Optional[ast.AST]]] = None,
-                 may_bind: Optional[Callable[[ast.AST, str, ast.AST], bool]] = None) -> ScopedNames:
+                 may_bind: Optional[Callable[[ast.AST, str, ast.AST], bool]] = None,
+                 walrus: bool = True) -> ScopedNames:
     """The module's names by scope (`parents`: the module's `Parents`, shared with the outline;
-    `may_bind`: `ScopedNames`')."""
-    return ScopedNames(_SYNTAX, module, parents or Parents(module), _rank, child_nodes, may_bind)
+    `may_bind`: `ScopedNames`'). `walrus`: False when the module holds no `:=` (its text does
+    not: the token cannot be split); then no expression binds a name (a lambda's or a
+    comprehension's names are their own), and a scope's bindings are read from its
+    statements without walking their expressions (most of its nodes)."""
+    children = child_nodes if walrus else _children_but_expressions
+    return ScopedNames(_SYNTAX, module, parents or Parents(module), _rank, children, may_bind)
+
+
+def _children_but_expressions(node: ast.AST) -> List[ast.AST]:
+    """`child_nodes(node)` less the expressions: what binds names in a module without `:=` (an
+    assignment's, loop's or `with`'s targets are read from the statement, `bound_names`)."""
+    return [child for child in child_nodes(node) if not isinstance(child, _EXPRESSION)]
+
+
+_EXPRESSION = ast.expr

@@ -170,7 +170,7 @@ class Outline:
     def _scoped_names(self):
         from gradlint.python.ast_names import scoped_names
 
-        return scoped_names(self.module, self.parent, self._words.written_in)
+        return scoped_names(self.module, self.parent, self._words.written_in, walrus=":=" in self.text)
 
     @cached_property
     def _words(self) -> "WrittenWords":

@@ -108,3 +108,30 @@ def test_a_name_written_only_before_an_attribute_is_read_unless_imported():
     assert outline.resolved_name(classes["C"].bases[0]) is None
     read = {getattr(scope.node, "name", "module") for scope in outline._scoped_names._scopes.values()}
     assert read == {"module", "imports", "binds"}
+
+
+def test_a_module_without_walrus_collects_bindings_from_statements_only():
+    """Without `:=` in the text no expression binds a name: a scope's bindings are read from
+    its statements (their targets), and none of its expressions is visited; with `:=`, the
+    name an expression binds shadows the import."""
+    outline = parse_outline(_module_of_tests(50))
+    visited = []
+    children = outline._scoped_names._children
+    outline._scoped_names._children = lambda node: visited.append(node) or children(node)
+    classes = [node for node in ast.walk(outline.module) if isinstance(node, ast.ClassDef) and node.bases]
+    resolved = {klass.name: outline.resolved_name(klass.bases[0]) for klass in classes}
+    assert resolved["Plain"] is None and resolved["Square7"] == "torch.autograd.Function"
+    assert visited and not any(isinstance(node, ast.expr) for node in visited)
+    walrus = parse_outline("\n".join([
+        "from torch.autograd import Function", "",
+        "def shadowed(make):",
+        "    if (Function := make()) is not None:",
+        "        class A(Function):",
+        "            pass", "",
+        "def imported():",
+        "    print(Function)",
+        "    class B(Function):",
+        "        pass", ""]))
+    classes = {node.name: node for node in ast.walk(walrus.module) if isinstance(node, ast.ClassDef)}
+    assert walrus.resolved_name(classes["A"].bases[0]) is None
+    assert walrus.resolved_name(classes["B"].bases[0]) == "torch.autograd.Function"
