@@ -21,6 +21,8 @@ _DEFINITION = re.compile(r"[ \t\f]*(?:async[ \t\f]+)?def\b")
 _WITH = re.compile(r"with\b")
 _WITH_PREFIX = re.compile(r"[ \t\f]*(?:async[ \t\f]+)?")
 _OPENING, _CLOSING = "([{", ")]}"
+_HEADER_PUNCTUATION = re.compile(r"[()\[\]{}:]")
+_PUNCTUATION: Dict[str, "re.Pattern[str]"] = {}  # `_punctuation`'s patterns
 
 
 class UnbalancedBrackets(ValueError):
@@ -133,12 +135,14 @@ class CodeLines:
         depth = 0
         for line in range(index, len(self.code)):
             code = self.code[line]
-            for column, character in enumerate(code):
+            for found in _HEADER_PUNCTUATION.finditer(code):
+                character = found.group()
                 if character in _OPENING:
                     depth += 1
                 elif character in _CLOSING:
                     depth -= 1
-                elif character == ":" and depth == 0:
+                elif depth == 0:  # a `:`
+                    column = found.start()
                     return None if code.startswith(":=", column) else (line, column)
             if depth == 0 and not code.endswith("\\"):
                 return None
@@ -222,18 +226,30 @@ class Function:
 
 
 def top_level_parts(code: str, separator: str) -> List[str]:
-    """`code` split at each `separator` outside brackets."""
+    """`code` split at each `separator` outside brackets (each bracket and separator found
+    by one search, not read a character at a time)."""
+    if separator not in code:
+        return [code]
     parts, depth, last = [], 0, 0
-    for index, character in enumerate(code):
+    for found in _punctuation(separator).finditer(code):
+        character = found.group()
         if character in _OPENING:
             depth += 1
         elif character in _CLOSING:
             depth -= 1
-        elif character == separator and depth == 0:
-            parts.append(code[last:index])
-            last = index + 1
+        elif depth == 0:  # the separator
+            parts.append(code[last:found.start()])
+            last = found.end()
     parts.append(code[last:])
     return parts
+
+
+def _punctuation(characters: str) -> "re.Pattern[str]":
+    """The brackets and `characters`, one at a time (compiled once per set)."""
+    found = _PUNCTUATION.get(characters)
+    if found is None:
+        found = _PUNCTUATION[characters] = re.compile("[" + re.escape(_OPENING + _CLOSING + characters) + "]")
+    return found
 
 
 def first_assignment(statement: str) -> Tuple[str, int]:
@@ -242,7 +258,8 @@ def first_assignment(statement: str) -> Tuple[str, int]:
     annotation, or a compound statement's header) or ("expression", -1) when it has none
     (comparisons do not count)."""
     depth = 0
-    for index, character in enumerate(statement):
+    for found in _punctuation(":=").finditer(statement):
+        character, index = found.group(), found.start()
         if character in _OPENING:
             depth += 1
         elif character in _CLOSING:
@@ -251,7 +268,7 @@ def first_assignment(statement: str) -> Tuple[str, int]:
             continue
         elif character == ":":
             return "colon", index
-        elif character == "=":
+        else:  # an `=`
             before = statement[index - 1] if index else ""
             if statement.startswith("==", index) or (before and before in "=!<>"):
                 continue
@@ -263,12 +280,13 @@ def last_assignment(statement: str) -> int:
     """The offset just after the last plain `=` outside brackets (what precedes it may be
     an assignment's targets), or 0."""
     found, depth = 0, 0
-    for index, character in enumerate(statement):
+    for punctuation in _punctuation("=").finditer(statement):
+        character, index = punctuation.group(), punctuation.start()
         if character in _OPENING:
             depth += 1
         elif character in _CLOSING:
             depth -= 1
-        elif character == "=" and not depth:
+        elif not depth:  # an `=`
             before = statement[index - 1] if index else ""
             if not statement.startswith("==", index) and before not in "=!<>+-*/%@&|^:" or not before:
                 found = index + 1
