@@ -1,6 +1,6 @@
 # source: https://github.com/Comfy-Org/ComfyUI/issues/11911
 # did: a custom guider did inference-time optimisation: inside `predict_noise` it left inference mode (`torch.inference_mode(False)` with grad enabled), made the latent require grad and ran the denoiser to steer it; the denoiser had been loaded by a loader node under the executor's inference mode, so its weights, saved for the latent's backward, failed at step 0
-# rule: GL203
+# rule: GL204
 # error: RuntimeError: Inference tensors cannot be saved for backward
 # held_out: yes
 # held_out_by: fresh 2026-12-02b (all reports of this batch were held out and measured before any change; not drawn)
@@ -17,12 +17,12 @@ class Denoiser(nn.Module):
 
     def forward(self, x, sigma):
         h = torch.cat([x, sigma.expand(x.shape[0], 1)], dim=-1)
-        h = torch.relu(self.inp(h))  # expect: GL203
+        h = torch.relu(self.inp(h))  # raises-here
         return self.out(h + self.attn2(h))
 
 
 def load_checkpoint(channels=4):
-    model = Denoiser(channels)
+    model = Denoiser(channels)  # expect: GL204
     model.eval()
     return model
 

@@ -1,6 +1,6 @@
 # source: https://gitea.ts-pc.fr/Ethanfel/ComfyUI-SelVA/commits/commit/357b875e5e92083786a78aaeec948598dbe97c70/nodes
 # did: a ComfyUI loader node (the executor runs every node under `torch.inference_mode()`) built the generator and the audio feature decoder; a worker thread refined the flow's latent by backpropagating through `unnormalize` and `decode`, and the generator's latent statistics, made under the mode, were saved for backward (the commit's second crash path; its own fix, wrapping both calls in `checkpoint(use_reentrant=False)`, still raises under torch 2.13.0)
-# rule: GL203
+# rule: GL204
 # error: RuntimeError: Inference tensors cannot be saved for backward
 # held_out: yes
 # held_out_by: fresh 2026-12-02b (all reports of this batch were held out and measured before any change; not drawn)
@@ -22,7 +22,7 @@ class NetGenerator(nn.Module):
         return self.net(x) * (1.0 - t)
 
     def unnormalize(self, x):
-        return x * self.latent_std + self.latent_mean  # expect: GL203
+        return x * self.latent_std + self.latent_mean  # raises-here
 
 
 class FeatureUtils(nn.Module):
@@ -36,7 +36,7 @@ class FeatureUtils(nn.Module):
 
 
 def load_models(latent_dim=8, audio_dim=12):
-    return NetGenerator(latent_dim), FeatureUtils(latent_dim, audio_dim)
+    return NetGenerator(latent_dim), FeatureUtils(latent_dim, audio_dim)  # expect: GL204
 
 
 def optimize_noise(net_generator, feature_utils, target, steps=3, ode_steps=4, lr=0.05):
