@@ -2,7 +2,7 @@
 # did: a custom guider did inference-time optimisation: inside `predict_noise` it left inference mode (`torch.inference_mode(False)` with grad enabled), made the latent require grad and ran the denoiser to steer it; the denoiser had been loaded by a loader node under the executor's inference mode, so its weights, saved for the latent's backward, failed at step 0
 # rule: GL204
 # error: RuntimeError: Inference tensors cannot be saved for backward
-# held_out: yes
+# held_out: promoted 2026-12-02 (missed)
 # held_out_by: fresh 2026-12-02b (all reports of this batch were held out and measured before any change; not drawn)
 import torch
 from torch import nn

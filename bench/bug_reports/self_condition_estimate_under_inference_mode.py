@@ -2,7 +2,7 @@
 # did: with self-conditioning on, the diffusion loss made the self-conditioning estimate of x_start under `torch.inference_mode()` (then `detach_()`), and the denoiser projected that estimate with its own layer in the training forward, which saved it for backward (the user's fix: `torch.no_grad()`)
 # rule: GL203
 # error: RuntimeError: Inference tensors cannot be saved for backward
-# held_out: yes
+# held_out: promoted 2026-12-02 (missed)
 # held_out_by: fresh 2026-12-02b (all reports of this batch were held out and measured before any change; not drawn)
 import random
 from collections import namedtuple

@@ -2,7 +2,7 @@
 # did: a ComfyUI loader node (the executor runs every node under `torch.inference_mode()`) built the generator and the audio feature decoder; a worker thread refined the flow's latent by backpropagating through `unnormalize` and `decode`, and the generator's latent statistics, made under the mode, were saved for backward (the commit's second crash path; its own fix, wrapping both calls in `checkpoint(use_reentrant=False)`, still raises under torch 2.13.0)
 # rule: GL204
 # error: RuntimeError: Inference tensors cannot be saved for backward
-# held_out: yes
+# held_out: promoted 2026-12-02 (missed)
 # held_out_by: fresh 2026-12-02b (all reports of this batch were held out and measured before any change; not drawn)
 from concurrent.futures import ThreadPoolExecutor
 
