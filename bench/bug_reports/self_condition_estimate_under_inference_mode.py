@@ -3,7 +3,7 @@
 # rule: GL203
 # error: RuntimeError: Inference tensors cannot be saved for backward
 # held_out: promoted 2026-12-02 (missed)
-# held_out_by: fresh 2026-12-02b (all reports of this batch were held out and measured before any change; not drawn)
+# held_out_by: fresh 2026-12-02 (the day's second batch; all reports of this batch were held out and measured before any change; not drawn)
 import random
 from collections import namedtuple
 
