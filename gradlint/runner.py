@@ -87,6 +87,16 @@ class _Job(Record):
             absolute = self.absolute_folders[folder] = os.path.join(os.path.abspath(folder or "."), "")
         return absolute
 
+    def absolute_all(self, paths: Iterable[str]) -> List[str]:
+        """`absolute(path)` of each path, the prefix looked up once per run of paths in a folder."""
+        found, last_folder, prefix = [], None, ""
+        for path in paths:
+            folder, name = split_path(path)
+            if folder != last_folder:
+                last_folder, prefix = folder, self.absolute_prefix(folder)
+            found.append(prefix + name if name not in ("", ".", "..") else os.path.abspath(path))
+        return found
+
     def key(self, path: str) -> bytes:
         """The cache key of a path: of its absolute form."""
         return path_key(self.absolute(path))
@@ -516,11 +526,10 @@ def _follow_imports(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> Non
     facts_of = taken.facts
     if not any(facts.exports is not None or facts.dependencies for _, facts, _ in facts_of.values()):
         return  # no flow ran anywhere, and no cached report read a summary
-    from gradlint.python.project import (  # only modules' summaries need it
-        ModuleFinder, ProjectIndex, covers, merged, passed_names, split_alias,
-    )
+    # (only modules' summaries need it)
+    from gradlint.python.project import ModuleFinder, ProjectIndex, covers, merged, passed_names, split_alias
 
-    python_paths = {job.absolute(path): (path, position) for path, position in taken.python_paths}
+    python_paths = dict(zip(job.absolute_all(path for path, _ in taken.python_paths), taken.python_paths))
     finder = ModuleFinder(python_paths)
     requests: Dict[str, tuple] = {}  # absolute path of a module to summarize -> `project.Request`
     for path, (_, facts, _) in facts_of.items():
@@ -546,11 +555,13 @@ def _follow_imports(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> Non
     for (path, position, _), result in zip(summarizing, _lint_all(job, pool, [call for _, _, call in summarizing])):
         taken.replace(path, position, result)
     index = ProjectIndex({path: facts.exports for path, (_, facts, _) in facts_of.items() if facts.exports})
-    digests = {job.absolute(path): digest or b"" for path, (_, _, digest) in facts_of.items()}
-    again = []
+    digests = {job.absolute(path): digest or b"" for path, (_, facts, digest) in facts_of.items() if facts.exports}
+    again, indexed = [], bool(index)
     for path, (position, facts, _) in list(facts_of.items()):
         passed = passed_names(facts.exports) if facts.entered else None
-        dependencies = index.dependencies(path, facts.imports, passed) if index and facts.imports else ()
+        dependencies = index.dependencies(path, facts.imports, passed) if indexed and facts.imports else ()
+        if not dependencies and not facts.dependencies:
+            continue  # (most files: none apply, and it was checked with none)
         current = tuple((dependency, digests.get(dependency, b"")) for dependency in dependencies)
         if current == tuple(facts.dependencies):
             continue  # checked with these summaries already (or with none, and none apply)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.diagnostics import Position
@@ -156,18 +158,27 @@ def merged(first: Optional[Request], second: Request) -> Request:
 
 def _module_file_stem(path: str) -> str:
     """The name an import spells a module by: `rotary` for rotary.py, `pkg` for pkg/__init__.py."""
+    if _POSIX_PATHS and path.endswith(".py"):  # (every checked module: no splitting calls)
+        folder, _, name = path.rpartition("/")
+        stem = name[:-3]
+        if stem.strip("."):  # (splitext keeps a name of dots and `py` whole)
+            return folder.rstrip("/").rpartition("/")[2] if stem == "__init__" else stem
     folder, name = os.path.split(path)
     stem = os.path.splitext(name)[0]
     return os.path.basename(folder) if stem == "__init__" else stem
+
+
+_POSIX_PATHS = os.sep == "/" and os.altsep is None
 
 
 class ModuleFinder:
     """Checked modules, found by what an import writes (`.predict`, `pkg.rotary`)."""
 
     def __init__(self, paths: Iterable[str]) -> None:
+        """`paths`: absolute, as `os.path.abspath` gives them (the runner's and the index's)."""
         self._by_stem: Dict[str, List[str]] = {}
         for path in paths:
-            self._by_stem.setdefault(_module_file_stem(path), []).append(os.path.abspath(path))
+            self._by_stem.setdefault(_module_file_stem(path), []).append(path)
 
     def resolve(self, importer: str, module: str, level: int = 0) -> Optional[str]:
         """The module that `from <dots><module> import ...` in `importer` names (`level`
@@ -197,6 +208,9 @@ class ModuleFinder:
         if beside:
             return beside[0]
         return matching[0] if len(matching) == 1 else None
+
+
+_names_of = itemgetter(1)  # of a `FromImports` entry
 
 
 class ProjectIndex:
@@ -252,6 +266,11 @@ class ProjectIndex:
         that returns an inference tensor; with `passed`, the names the importer's own flow
         called with a tracked value, one that does to that parameter what torch rejects);
         then every exporting module it imports an exported name from."""
+        entries = list(chain.from_iterable(map(_names_of, imports)))
+        if " as " in "\n".join(entries):
+            entries = [entry.partition(" as ")[0] for entry in entries]
+        if self._names.isdisjoint(entries):
+            return ()  # no name it imports is one of theirs (most files: no loop over the imports)
         found, concerned = set(), False
         for module, names in imports:
             if self._names.isdisjoint(names) and not any(" as " in entry for entry in names):

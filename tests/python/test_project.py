@@ -47,6 +47,27 @@ def test_an_import_finds_its_module_relative_or_beside_the_importer(tmp_path):
     assert finder.resolve(str(tmp_path / "pkg" / "x.py"), "predict") is None  # two match, neither beside
 
 
+
+def test_an_importer_naming_no_exported_name_is_answered_without_reading_its_imports(tmp_path, monkeypatch):
+    """The second pass asks every file with from-imports which exporting modules it reads
+    (`ProjectIndex.dependencies`): one naming none of their names (after `as`, the name
+    imported) is answered without reading its imports one by one (no alias split, no module
+    resolved); a name imported under another is followed."""
+    from gradlint.python import project
+    from gradlint.python.project import ExportedFunction, ExportedReturn, exports_to_data
+
+    predict, importer = str(tmp_path / "predict.py"), str(tmp_path / "main.py")
+    infer = ExportedFunction("infer", predict, ("x",), ExportedReturn("tensor", True, ()))
+    index = ProjectIndex({predict: exports_to_data({"infer": infer})})
+    read = []
+    split_alias, resolve = project.split_alias, ProjectIndex.resolve
+    monkeypatch.setattr(project, "split_alias", lambda entry: read.append(entry) or split_alias(entry))
+    monkeypatch.setattr(ProjectIndex, "resolve", lambda self, *args: read.append(args[1]) or resolve(self, *args))
+    assert index.dependencies(importer, ((".predict", ("load", "infer_all as run")), (".other", ("helper",)))) == ()
+    assert read == []
+    assert index.dependencies(importer, ((".other", ("helper",)), (".predict", ("load", "infer as run")))) == (predict,)
+    assert read == ["load", "infer as run", ".predict"]
+
 def _copy_project(tmp_path, fixture=PREDICTOR):
     folder = tmp_path / "project"
     shutil.copytree(fixture, folder, ignore=shutil.ignore_patterns("*.fixed.py"))  # the modules
