@@ -296,6 +296,42 @@ CASES = {
             loss = fit(torch.ones(3), w)
             loss.backward()
         """, [("mutate", 12), ("save", 11)]),  # at the hand-offs; raised inside `bump` and `fit`
+    "a named tuple keeps its fields apart, read by position or by name": ("""
+        from collections import namedtuple
+        from typing import NamedTuple
+        import torch
+        Prediction = namedtuple("Prediction", "noise, x_start")
+        class Pair(NamedTuple):
+            estimate: torch.Tensor
+            target: torch.Tensor
+        def predict(x):
+            return Prediction(x * 0.1, x * 0.9)
+        def train(x, w):
+            with torch.inference_mode():
+                estimate = predict(x).x_start
+                kept = predict(x)
+            pair = Pair(torch.ones(3), x * 2)
+            loss = (w * estimate).sum() + (w * kept.noise).sum() + (w * pair.target).sum()
+            made = Pair(estimate=x * 2, target=estimate)
+            loss = loss + (w * made.estimate).sum() + (w * made.target).sum()
+            loss.backward()
+        """, [("save", 15), ("save", 15), ("save", 17)]),
+    "a method is named by an attribute: a variable of the same name is not a reference to it": ("""
+        import torch
+        from torch import nn
+        class Trainer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(3, 3)
+            def loss(self, x):
+                with torch.inference_mode():
+                    estimate = torch.ones(3)
+                return (x + self.proj(estimate)).sum()
+        def fit(trainer, x):
+            loss = trainer.loss(x)
+            loss.backward()
+            return loss.item()
+        """, [("save", 10)]),
 }
 
 

@@ -19,6 +19,8 @@ Where things are:
 - `caches`: modules' lazy caches filled under the mode, and the code autograd records;
 - `receivers`: the classes a name or attribute holds instances of, so calls on objects and
   modules (`self.backend.run(q)`, `model(x)` runs `forward`) reach their methods.
+- `records`: the module's named tuples, whose instances keep what each field holds
+  (`prediction.x_start` reads one position).
 
 Precision first: a value is tracked only when the code shows where it was made; an item
 assignment or augmented assignment counts only when the value is surely a tensor (made

@@ -155,9 +155,20 @@ class CallContexts:
         if function.name == "__init__":
             return False
         reads = self.flow.outline.name_reads(function.name)
+        if reads > calls and self.flow.class_of(function) is not None:
+            reads -= self._plain_name_reads(function.name)
         if reads > calls and function.name == "forward":
             reads -= self._forward_reads_of_others(self.flow.class_of(function))
         return reads > calls
+
+    def _plain_name_reads(self, name: str) -> int:
+        """How often `name` is read as a plain name in a function or at the top level, outside
+        class bodies: there it is a variable or a module-level name, never a method, which
+        code names as an attribute (`diffusion.loss(x)`) or in its class's body (`@loss.setter`);
+        so `loss = diffusion.loss(x); loss.backward()` does not name the method `loss`."""
+        outline = self.flow.outline
+        return sum(type(node) is ast.Name and node.id == name
+                   for scope in outline.scopes_naming(name) for node in outline.scope_nodes(scope))
 
     def _forward_reads_of_others(self, klass: Optional[str]) -> int:
         """How many `obj.forward` (read or assigned) are of objects the receivers show hold

@@ -13,6 +13,7 @@ from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.attached import HOOK
 from gradlint.python.flow.caches import memoized_under_mode
 from gradlint.python.flow.objects import constructor_stores
+from gradlint.python.flow.records import built_record, field_position, part_at, record_fields, record_shape
 from gradlint.python.flow.tensor_types import makes_tensor
 from gradlint.python.flow.syntax import dotted, is_non_number_constant, is_true, keyword, positional, qualified_name
 from gradlint.python.flow.values import Kind, Shape, State, Taint, collapse, element_of
@@ -36,6 +37,9 @@ class ValueRules:
                 isinstance(element, ast.Starred) for element in expression.elts):
             return [self.shape(element, state) for element in expression.elts]
         if isinstance(expression, ast.Call):
+            record = self._record_shape(expression, state)
+            if record is not None:
+                return record  # `Prediction(noise, x_start)`: a tuple of its fields (`records`)
             summary = self.callee_summary(expression)
             if summary is not None and summary.returns_shape is not None:
                 # `return backbone, head`: each position keeps what it is
@@ -44,6 +48,32 @@ class ValueRules:
                                                              via_call=expression, position=index, returned=part)
                         for index, part in enumerate(summary.returns_shape)]
         return self.value(expression, state)
+
+    def _record_shape(self, call: ast.Call, state: State) -> Shape:
+        """The fields of a named tuple the call builds, position by position (`records`)."""
+        fields = built_record(self.outline, call)
+        return None if fields is None else record_shape(call, fields, lambda part: self.shape(part, state))
+
+    def _record_field(self, expression: ast.Attribute, state: State):
+        """`prediction.x_start`, a field of a named tuple of the module read by name: the
+        position it names, of the tuple's positions when the code shows them, else of what
+        the tuple holds (as `prediction[1]` reads it); `_NOTHING_MADE` when it is not one."""
+        position = field_position(self.outline, expression.attr) if record_fields(self.outline) else None
+        if position is None:
+            return _NOTHING_MADE
+        if isinstance(expression.value, ast.Call):
+            shape = self.shape(expression.value, state)
+            if isinstance(shape, list):
+                part = part_at(shape, position)
+                return collapse(part) if isinstance(part, list) else part
+        base = self.value(expression.value, state)
+        if base is None:
+            return _NOTHING_MADE
+        fields = base.fields or (base.returned.fields if base.returned is not None else ())
+        if fields:  # a named tuple built here, or returned by a call: the field's own value
+            held = dict(fields).get(expression.attr)
+            return held if held is None or base.fields else element_of(base)
+        return element_of(base) if base.kind is Kind.CONTAINER else _NOTHING_MADE
 
     def passed_back(self, call: ast.Call, parameter: str, state: State) -> Optional[Taint]:
         """What the call passed as `parameter`, which the function returns as it came
@@ -105,6 +135,9 @@ class ValueRules:
         key = dotted(expression)
         if key is not None and key in state:
             return state[key]
+        field = self._record_field(expression, state)
+        if field is not _NOTHING_MADE:
+            return field
         base = self.value(expression.value, state)
         if base is None or base.kind is Kind.CONTAINER:
             return None
@@ -207,6 +240,9 @@ class ValueRules:
             returned = imported.returns
             return Taint(call, Kind(returned.kind), certain=returned.certain, via_call=call,
                          elsewhere=returned.places)
+        record = self._record_shape(call, state)
+        if record is not None:
+            return collapse(record)  # a named tuple holds what it was built from, in either mode
         summary = self.callee_summary(call)
         if summary is not None and summary.returns is not None:
             returned = summary.returns

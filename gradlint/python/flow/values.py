@@ -48,6 +48,8 @@ class Taint:
     of_module: bool = False
     # with via_call to a function of another checked module: where it made the value there
     elsewhere: Tuple = ()  # of `gradlint.python.project.Place`, innermost first
+    # a named tuple built here: what each of its fields holds, `(name, Taint or None)` (`records`)
+    fields: Tuple = ()
 
     @property
     def mutable_tensor(self) -> bool:
@@ -70,13 +72,25 @@ def join(first: State, second: State) -> State:
     return joined
 
 
+class Record(list):
+    """The shape of a named tuple: its parts, position by position, and its field names."""
+
+    def __init__(self, parts, names) -> None:
+        super().__init__(parts)
+        self.names = names
+
+
 def collapse(shape: Shape) -> Optional[Taint]:
-    """One value for a shape: a tuple that holds a tracked value is a container of it."""
+    """One value for a shape: a tuple that holds a tracked value is a container of it (a
+    named tuple's keeps what each field holds)."""
     if isinstance(shape, list):
         for part in shape:
             found = collapse(part)
             if found is not None:
-                return found.as_kind(Kind.CONTAINER)
+                held = found.as_kind(Kind.CONTAINER)
+                if isinstance(shape, Record):
+                    held = replace(held, fields=tuple((name, collapse(part)) for name, part in zip(shape.names, shape)))
+                return held
         return None
     return shape
 
