@@ -195,6 +195,8 @@ def test_gl405_text_screen_reads_every_block_that_qualifies(text):
     ("        y = model(x)\n", "    z = y[0]; total = compare(x, y)\n"),    # indexed, handed on
     ("        y = model(x)\n", "    z = y.float().cpu()\n"),               # a method, not float(...)
     ("        (y,\n         z) = model(x)\n", "    return z\n"),            # names in brackets
+    ("        y = model(x)\n", "    assert y.numel() == y.sum()\n"),        # compared, beside a number read out
+    ("        y = model(x)\n", "    w = y.item() + y \\\n        .sum()\n"),  # added to one read out
 ])
 def test_gl405_text_screen_skips_blocks_that_cannot_qualify(block, after):
     text = f"import torch\n\n\ndef f(model, x, cache, outputs, total):\n    with torch.no_grad():\n{block}{after}"
@@ -297,7 +299,10 @@ AFTER_PIECES = ["return y.item()", "return float(y)", "return float (y.sum())", 
                 "print (y.shape)", "total = y.sum().item() + 1", "outputs.append(y)", "return y", "y = 0",
                 "for y in loader:\n        pass", "z = compute(y).item()", "assert y is not None",
                 "return len(z.shape)", "w = y . item()", "w = (y\n        .numpy())", "x.requires_grad_(True)",
-                "del y", "return int(scores.argmax())"]
+                "del y", "return int(scores.argmax())", "assert y.numel() == y.sum()", "w = y.item() + y.sum()",
+                "w = (y).item() + 1", "w = y.sum() .item() * y . shape[0]", "w = y.sum(dim=z.item()) + z.item()",
+                "print(y.item()); w = y", "if y.sum().item() > 0: pass", "w = [y.item()][0] + y[0].item()",
+                "w = y.item() if y.dim() else y", "w = (y.sum(), y.item())", "w = y.item() or -y", "w: y = y.item()"]
 
 
 # Where the function is: at the top, after a block at module level, as a method, after

@@ -174,24 +174,75 @@ def _escapes(lines: CodeLines, function: Function, first: int, stop: int, names:
     """Whether one of `names` is surely used on lines `first` to before `stop` (after the
     block) other than to read a number out (`_Uses.escape_after`): named in a statement
     that reads nothing out (no `.item` or the like, no call of a plain `print`, `float`, ...
-    anywhere in it), where it cannot be
-    an assignment's target (not before an `=`, no `for`, `as`, `import`, definition)."""
+    anywhere in it), or outside every bracket of a statement with nothing read out of it
+    (`_escapes_outside_brackets`), where it cannot be an assignment's target (not before an
+    `=`, no `for`, `as`, `import`, definition)."""
     written = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
     for statement in lines.statements(first, stop, function.starts):
         if not written.search(statement):
             continue
         for simple in top_level_parts(statement, ";"):
-            if not _READS_OUT_OR_REBINDS.search(simple) and written.search(simple, last_assignment(simple)):
+            if _REBINDS.search(simple):
+                continue
+            start = last_assignment(simple)
+            if not _READS_OUT.search(simple):
+                if written.search(simple, start):
+                    return True
+            elif _escapes_outside_brackets(simple, start, written):
                 return True
     return False
 
 
+def _escapes_outside_brackets(simple: str, start: int, written: "re.Pattern[str]") -> bool:
+    """Whether a name is written after `start` outside every bracket, its trailers
+    (`.attribute`, `(...)`, `[...]`) reading no number out: then no call, subscript or
+    display holds it, only operators and the statement, and `_Uses._read_out` finds none."""
+    for found in written.finditer(simple, start):
+        if _depth_change(simple[start:found.start()]) != 0:
+            continue
+        at, read_out = found.end(), False
+        while not read_out:
+            trailer = _TRAILER.match(simple, at)
+            if trailer is None:
+                break
+            if trailer.group(1) is not None:
+                read_out = trailer.group(1) in READ_OUT_ATTRIBUTES
+                at = trailer.end()
+            else:
+                at = _closing(simple, trailer.end() - 1)
+                if at is None:
+                    read_out = True  # (unbalanced: not sure)
+        if not read_out:
+            return True
+    return False
+
+
+def _closing(code: str, opening: int) -> Optional[int]:
+    """The offset after the bracket that closes the one at `opening`, or None."""
+    depth = 0
+    for index in range(opening, len(code)):
+        character = code[index]
+        if character in "([{":
+            depth += 1
+        elif character in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return None
+
+
+def _depth_change(code: str) -> int:
+    return (code.count("(") + code.count("[") + code.count("{")
+            - code.count(")") - code.count("]") - code.count("}"))
+
+
+_TRAILER = re.compile(r"[\s\\]*(?:\.[\s\\]*(\w+)|[(\[])")
 # A number read out is an attribute (`.item`, after a dot) or a call of a plain name
 # (`float(...)`, never after a dot: `.float()` is a method and reads nothing out).
-_READS_OUT_OR_REBINDS = re.compile(
+_READS_OUT = re.compile(
     r"\.[\s\\]*(?:" + "|".join(sorted(READ_OUT_ATTRIBUTES)) + r")\b"
-    r"|(?<![.\w])(?:" + "|".join(sorted(READ_OUT_CALLS)) + r")\b"
-    r"|\b(?:for|as|import|def|class|lambda)\b")
+    r"|(?<![.\w])(?:" + "|".join(sorted(READ_OUT_CALLS)) + r")\b")
+_REBINDS = re.compile(r"\b(?:for|as|import|def|class|lambda)\b")
 
 
 def _may_be_no_grad(outline, expression) -> bool:
