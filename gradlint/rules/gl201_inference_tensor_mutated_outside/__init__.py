@@ -15,7 +15,8 @@ class InferenceTensorMutatedOutside(Rule):
     value is followed through aliases and views (`x[i]`, `view`, `t`, `transpose`,
     `permute`, `squeeze`, `unsqueeze`, `expand`, `narrow`, `select`, and `.float()`,
     `.to(...)`, `.contiguous()`, which may return `x` itself), tuple unpacking, the fields
-    of the named tuple an op returns (`s.topk(k).indices`, `.values`), `self.`
+    of the named tuple an op returns (`s.topk(k).indices`, `.values`) or the module
+    declares (`namedtuple("P", ...)`, `class P(NamedTuple)`: `p.x_start`), `self.`
     attributes (also when one method stores the value and another updates it),
     containers filled and then iterated, and into same-module functions that update a
     parameter in place. Rebinding, `.clone()` and out-of-place results end the tracking.
