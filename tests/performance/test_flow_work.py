@@ -168,3 +168,39 @@ def test_helpers_whose_summary_nobody_reads_cost_no_walk(work):
     flow = InferenceFlow(parse_outline(_nested_helpers_module(tests=3)))
     made = [function.name for function in dict.keys(flow.summaries)]
     assert "bump" in made and "fn" not in made
+
+
+@pytest.mark.parametrize("path", PYTHON_FIXTURES[::3], ids=lambda path: os.path.relpath(path, ROOT))
+def test_class_attributes_read_only_methods_that_assign_to_self(path, monkeypatch):
+    """A class's module-typed `self.` names come from `__init__` and the methods assigning to a
+    `self.` attribute (`types.ModuleTypes._class_attributes`); reading every method finds the
+    same names in every scope."""
+    from gradlint.python.flow import types
+
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+
+    def every_scope():
+        flow = InferenceFlow(parse_outline(text))
+        found = flow.module_types
+        return [sorted(found.names_of(function, klass)) for function, klass in [(None, None), *flow._scope_list]]
+    skipping = every_scope()
+    monkeypatch.setattr(types.ModuleTypes, "_assigns_self", lambda self, method: True)
+    assert every_scope() == skipping
+
+
+def test_a_test_class_reads_no_test_for_its_attributes(monkeypatch):
+    from gradlint.python.flow import types
+
+    read = []
+    own_names = types.ModuleTypes._own_names
+    monkeypatch.setattr(types.ModuleTypes, "_own_names",
+                        lambda self, method: read.append(method) or own_names(self, method))
+    text = _module(tests=50, helpers=0).replace("class TestOps(unittest.TestCase):", "\n".join([
+        "class TestOps(unittest.TestCase):",
+        "    def setUp(self):",
+        "        self.layer = torch.nn.Linear(2, 2)", ""]))
+    flow = InferenceFlow(parse_outline(text))
+    test = flow.methods[("TestOps", "test_sum_3")]
+    assert "self.layer" in flow.module_types.names_of(test, "TestOps")
+    assert {method.name for method in read} == {"setUp", "test_sum_3"}

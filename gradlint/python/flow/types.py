@@ -79,12 +79,24 @@ class ModuleTypes:
         return klass is None or function.name == "__init__"
 
     def _class_attributes(self, klass: str) -> FrozenSet[str]:
+        """The `self.x` names any method of `klass` binds to a module. A method other than
+        `__init__` adds only the top level's and those its own assignments to `self.`
+        attributes make (its names are the top level's and its assignments' targets): one
+        that assigns to no `self.` attribute is not read (a test class's many tests)."""
         found = self._class_names.get(klass)
         if found is None:
-            found = self._class_names[klass] = frozenset(
-                name for method in self._classes_methods.get(klass, ())
+            methods = self._classes_methods.get(klass, ())
+            top = [name for name in self.top if name.startswith("self.")] if methods else []
+            found = self._class_names[klass] = frozenset(top).union(
+                name for method in methods if method.name == "__init__" or self._assigns_self(method)
                 for name in self._own_names(method) if name.startswith("self."))
         return found
+
+    def _assigns_self(self, method: ast.AST) -> bool:
+        """Whether some assignment of `method`'s own statements has a `self.` target."""
+        return any(type(node) is ast.Assign and any(name.startswith("self.") for target in node.targets
+                                                    for name in target_names(target))
+                   for node in self.outline.scope_statements(method))
 
     def _parameters(self, function: ast.AST) -> FrozenSet[str]:
         """The parameters every call of `function` (by its name) in the module fills with a module."""
