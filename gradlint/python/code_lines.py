@@ -45,9 +45,23 @@ def _columns(line: str) -> Tuple[int, int]:
     return column, alternative
 
 
-def _depth_change(code: str) -> int:
+def depth_change(code: str) -> int:
+    """How many more brackets `code` opens than it closes."""
     return (code.count("(") + code.count("[") + code.count("{")
             - code.count(")") - code.count("]") - code.count("}"))
+
+
+def bracket_end(code: str, opening: int) -> Optional[int]:
+    """The offset just after the bracket that closes the one at `opening`, or None."""
+    depth = 0
+    for found in _punctuation("").finditer(code, opening):
+        if found.group() in _OPENING:
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return found.end()
+    return None
 
 
 class CodeLines:
@@ -124,7 +138,7 @@ class CodeLines:
             code = self.code[index]
             if depth == 0 and not joined and index not in self._in_string and not self.is_blank(index):
                 yield index
-            depth += _depth_change(code)
+            depth += depth_change(code)
             if depth < 0:
                 raise UnbalancedBrackets(f"line {index + 1}")
             joined = code.endswith("\\")

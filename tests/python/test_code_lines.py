@@ -2,7 +2,9 @@
 each answer must be what reading the code a character at a time gives."""
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from gradlint.python.code_lines import CodeLines, first_assignment, last_assignment, top_level_parts
+from gradlint.python.code_lines import (
+    CodeLines, bracket_end, first_assignment, last_assignment, top_level_parts,
+)
 
 OPENING, CLOSING = "([{", ")]}"
 
@@ -70,6 +72,18 @@ def header_end_read_a_character_at_a_time(lines, index):
     return None
 
 
+def bracket_end_read_a_character_at_a_time(code, opening):
+    depth = 0
+    for index in range(opening, len(code)):
+        if code[index] in OPENING:
+            depth += 1
+        elif code[index] in CLOSING:
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return None
+
+
 PIECES = ["x", "y", " ", "(", ")", "[", "]", "{", "}", ",", ";", ":", "=", "==", "+=", "!=", "<=", ":=", "-", "*",
           "\\", "\n", "'s'", "# c", "é", "lambda"]
 
@@ -82,6 +96,8 @@ def test_statement_reading_matches_reading_a_character_at_a_time(pieces):
         assert top_level_parts(code, separator) == parts_read_a_character_at_a_time(code, separator)
     assert first_assignment(code) == first_assignment_read_a_character_at_a_time(code)
     assert last_assignment(code) == last_assignment_read_a_character_at_a_time(code)
+    for opening in (index for index, character in enumerate(code) if character in OPENING):
+        assert bracket_end(code, opening) == bracket_end_read_a_character_at_a_time(code, opening)
 
 
 @hypothesis_settings(max_examples=1000, deadline=None)

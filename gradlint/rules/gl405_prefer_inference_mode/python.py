@@ -10,7 +10,8 @@ from typing import Optional, Set
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.ast_walk import child_nodes, walk
 from gradlint.python.code_lines import (
-    CodeLines, Function, UnbalancedBrackets, first_assignment, last_assignment, top_level_parts,
+    CodeLines, Function, UnbalancedBrackets, bracket_end, depth_change, first_assignment, last_assignment,
+    top_level_parts,
 )
 from gradlint.python.expected_errors import expected_errors
 from gradlint.python.flow.knowledge import is_in_place_method
@@ -198,7 +199,7 @@ def _escapes_outside_brackets(simple: str, start: int, written: "re.Pattern[str]
     (`.attribute`, `(...)`, `[...]`) reading no number out: then no call, subscript or
     display holds it, only operators and the statement, and `_Uses._read_out` finds none."""
     for found in written.finditer(simple, start):
-        if _depth_change(simple[start:found.start()]) != 0:
+        if depth_change(simple[start:found.start()]) != 0:
             continue
         at, read_out = found.end(), False
         while not read_out:
@@ -209,31 +210,12 @@ def _escapes_outside_brackets(simple: str, start: int, written: "re.Pattern[str]
                 read_out = trailer.group(1) in READ_OUT_ATTRIBUTES
                 at = trailer.end()
             else:
-                at = _closing(simple, trailer.end() - 1)
+                at = bracket_end(simple, trailer.end() - 1)
                 if at is None:
                     read_out = True  # (unbalanced: not sure)
         if not read_out:
             return True
     return False
-
-
-def _closing(code: str, opening: int) -> Optional[int]:
-    """The offset after the bracket that closes the one at `opening`, or None."""
-    depth = 0
-    for index in range(opening, len(code)):
-        character = code[index]
-        if character in "([{":
-            depth += 1
-        elif character in ")]}":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-    return None
-
-
-def _depth_change(code: str) -> int:
-    return (code.count("(") + code.count("[") + code.count("{")
-            - code.count(")") - code.count("]") - code.count("}"))
 
 
 _TRAILER = re.compile(r"[\s\\]*(?:\.[\s\\]*(\w+)|[(\[])")
