@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
-from gradlint.python.partial import _NOT_CODE, blank_keeping_line_breaks
+from gradlint.python.partial import code_view
 
 _DEFINITION = re.compile(r"[ \t\f]*(?:async[ \t\f]+)?def\b")
 _WITH = re.compile(r"with\b")
@@ -69,16 +69,9 @@ class CodeLines:
 
     def __init__(self, text: str) -> None:
         self.raw = text.split("\n")
-        spans: List[Tuple[int, int]] = []  # strings over several lines
-
-        def blank(match: "re.Match[str]") -> str:
-            found = match.group()
-            if "\n" in found:
-                spans.append(match.span())
-                return blank_keeping_line_breaks(found)
-            return " " * len(found)
-
-        self.blanked = _NOT_CODE.sub(blank, text)  # offsets as in `text`
+        view = code_view(text)  # blanked once per file: the engine's code gate reads the same view
+        spans = view.broken  # strings over several lines
+        self.blanked = view.code  # offsets as in `text`
         self.code = self.blanked.split("\n")
         if "\r" in text:
             self.code = [line.rstrip("\r") for line in self.code]

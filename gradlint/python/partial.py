@@ -66,12 +66,14 @@ class CodeView:
     before the quote), whose replacement fields (`f"{(yield)}"`) are code; `certain`, false
     where the literals may not be told apart as CPython tells them: one left open (not
     valid Python), or an f-string whose `{` a quote seems to close (Python 3.12 lets a field
-    hold the f-string's own quote: `f"{d["key"]}"`)."""
+    hold the f-string's own quote: `f"{d["key"]}"`); `broken`, the spans of the literals
+    that hold a line break (`gradlint.python.code_lines` reads the lines that start in one)."""
 
-    __slots__ = ("text", "code", "formatted", "certain", "_search")
+    __slots__ = ("text", "code", "formatted", "certain", "broken", "_search")
 
-    def __init__(self, text: str, code: str, formatted: List[Tuple[int, int]], certain: bool) -> None:
-        self.text, self.code, self.formatted, self.certain = text, code, formatted, certain
+    def __init__(self, text: str, code: str, formatted: List[Tuple[int, int]], certain: bool,
+                 broken: Sequence[Tuple[int, int]] = ()) -> None:
+        self.text, self.code, self.formatted, self.certain, self.broken = text, code, formatted, certain, broken
         self._search: Optional[TextSearch] = None
 
     def matches(self, pattern: "re.Pattern[str]") -> bool:
@@ -98,20 +100,26 @@ def code_view(text: str) -> CodeView:
         if view.text is text:
             return view
     formatted: List[Tuple[int, int]] = []
+    broken: List[Tuple[int, int]] = []
     open_literals = []
 
     def blank(match: "re.Match[str]") -> str:
         start = match.start()
         if match.lastgroup is not None:
             open_literals.append(start)
-        if match.group().startswith(("'", '"')) and "f" in text[max(0, start - 2):start].lower():
+        found = match.group()
+        if found.startswith(("'", '"')) and "f" in text[max(0, start - 2):start].lower():
             formatted.append(match.span())
-        return _blank(match)
+        if "\n" in found or "\r" in found:  # (`_blank`, its text read once)
+            if "\n" in found:
+                broken.append(match.span())
+            return blank_keeping_line_breaks(found)
+        return " " * len(found)
 
     code = _NOT_CODE.sub(blank, text)
     certain = not open_literals and all(
         text.count("{", start, end) == text.count("}", start, end) for start, end in formatted)
-    view = CodeView(text, code, formatted, certain)
+    view = CodeView(text, code, formatted, certain, broken)
     _last_view[:] = [view]
     return view
 
