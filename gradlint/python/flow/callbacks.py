@@ -4,7 +4,7 @@ parameter runs Python code, not a module's forward, so it saves nothing for back
 from __future__ import annotations
 
 import ast
-from typing import Dict, FrozenSet, Iterable, Set
+from typing import Dict, FrozenSet, Iterable, Optional, Set
 
 from gradlint.python.flow.syntax import parameter_names
 
@@ -14,6 +14,7 @@ class Callbacks:
         self.outline = outline
         self.functions = functions  # the module's functions by name
         self._found: Dict[int, FrozenSet[str]] = {}
+        self._runs: Dict[int, Optional[str]] = {}
 
     def parameters(self, function) -> FrozenSet[str]:
         """The parameters of `function` that some call of it in the module fills with a callable."""
@@ -24,6 +25,38 @@ class Callbacks:
             found = self._found[id(function)] = callback_parameters(
                 self.outline.calls_named(function.name), function, self.functions)
         return found
+
+    def run_by(self, flow, call: ast.Call, callee) -> Optional[ast.AST]:
+        """The module's function that `call` hands to a runner, `callee`, which calls it under
+        inference mode and returns what it returns (`execute_node(load_models, path)` with
+        `def execute_node(fn, *args): with torch.inference_mode(): return fn(*args)`)."""
+        if callee is None:
+            return None
+        if id(callee) not in self._runs:
+            self._runs[id(callee)] = _runner_parameter(flow, callee)
+        parameter = self._runs[id(callee)]
+        if parameter is None:
+            return None
+        passed = dict(zip(flow.call_parameters(call, callee), call.args))
+        passed.update((item.arg, item.value) for item in call.keywords if item.arg is not None)
+        argument = passed.get(parameter)
+        if isinstance(argument, ast.Name) and not isinstance(argument, ast.Starred):
+            return self.functions.get(argument.id)
+        return None
+
+
+def _runner_parameter(flow, function) -> Optional[str]:
+    """The parameter `function` returns the call of (`return fn(*args, **kwargs)`) where it
+    runs under inference mode, when it is the only thing it returns."""
+    from gradlint.python.flow.contexts import Mode  # contexts reads the flow, which builds these
+    params = set(parameter_names(function))
+    returns = [node for node in ast.walk(function) if isinstance(node, ast.Return)]
+    if len(returns) != 1 or not isinstance(returns[0].value, ast.Call):
+        return None
+    call = returns[0].value
+    if not (isinstance(call.func, ast.Name) and call.func.id in params):
+        return None
+    return call.func.id if flow.contexts.site_mode(function, call) is Mode.UNDER else None
 
 
 def callback_parameters(calls: Iterable[ast.Call], callee: ast.AST, functions: Dict[str, ast.AST]) -> FrozenSet[str]:

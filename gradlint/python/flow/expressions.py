@@ -243,6 +243,11 @@ class ValueRules:
         record = self._record_shape(call, state)
         if record is not None:
             return collapse(record)  # a named tuple holds what it was built from, in either mode
+        ran = self.flow.callbacks.run_by(self.flow, call, self.callee(call))
+        if ran is not None:  # a runner calls it under the mode: what it makes there (§1b)
+            fresh = self.flow.fresh_return(ran, self.flow.class_of(ran))
+            if fresh is not None:
+                return fresh
         summary = self.callee_summary(call)
         if summary is not None and summary.returns is not None:
             returned = summary.returns
