@@ -21,13 +21,13 @@ RULES = (
     ('GL403', 'guard-thread-local', 'gradlint.rules.gl403_guard_thread_local', 'GuardThreadLocal', ('cpp', 'python'), True, False, None, False, {'cpp': ('InferenceMode|NoGradGuard|AutoGradMode', 'std\\s*::\\s*(?:j?thread|async)'), 'python': ('\\b(?:no_grad|inference_mode|set_grad_enabled)\\b', '\\b(?:Thread|ThreadPoolExecutor|ThreadPool|Pool)\\b')}),
     ('GL404', 'guard-async-or-generator', 'gradlint.rules.gl404_guard_async_or_generator', 'GuardAsyncOrGenerator', ('python',), True, False, None, False, {'python': ('\\b(?:no_grad|inference_mode|enable_grad|set_grad_enabled)\\b', '\\b(?:async|yield)\\b')}),
     ('GL405', 'prefer-inference-mode', 'gradlint.rules.gl405_prefer_inference_mode', 'PreferInferenceMode', ('cpp', 'python'), False, False, None, False, {'cpp': ('NoGradGuard|AutoGradMode',), 'python': ('\\bno_grad\\b', '(?m)(?:^|(?<=\\r))(?:[ \\t\\f]*[ \\t](?:async[ \\t\\f]+)?with\\b(?:[^\\r\\n]*no_grad(?<!\\wno_grad)\\b|[ \\t\\f.\\w]*(?:\\([ \\t\\f(.\\w]*(?:#[^\\r\\n]*|\\\\)?|\\\\)(?=\\r|$))|(?=[^\\r\\n]*no_grad)(?:[^\\r\\n]*no_grad(?<!\\wno_grad)[ \\t\\f]*(?:as\\b|\\\\)|(?:[^(\\r\\n]*\\([^\\r\\n]*no_grad(?<!\\wno_grad)|[ \\t\\f]*(?:[\\w.]+(?:[ \\t\\f]+as[ \\t\\f]+\\w+)?[ \\t\\f]*,[ \\t\\f]*)*\\bno_grad)[ \\t\\f]*(?:#[^\\r\\n]*)?(?=\\r|$))|[^\\r\\n]*async(?<!\\wasync)[ \\t\\f]*\\\\)')}),
-    ('GL406', 'unsafe-low-level-guard', 'gradlint.rules.gl406_unsafe_low_level_guard', 'UnsafeLowLevelGuard', ('python',), True, False, None, False, {'python': ('_AutoDispatchBelowADInplaceOrView|_unsafe_preserve_version_counter',)}),
+    ('GL406', 'unsafe-low-level-guard', 'gradlint.rules.gl406_unsafe_low_level_guard', 'UnsafeLowLevelGuard', ('python',), True, False, None, False, {'python': ('(?:_AutoDispatchBelowADInplaceOrView|_unsafe_preserve_version_counter)(?:[\\s)\\\\]|#[^\\r\\n]*)*(?:\\(|\\bas\\b)',)}),
     ('GL407', 'set-grad-enabled-as-scope', 'gradlint.rules.gl407_set_grad_enabled_as_scope', 'SetGradEnabledAsScope', ('python',), False, False, None, False, {'python': ('\\bset_grad_enabled\\b',)}),
     ('GL999', 'internal-error', 'gradlint.rules.gl999_internal_error', 'InternalErrorRule', (), True, False, 'internal-error', False, {}),
 )
 # checksum of the files these were read from (`gradlint.rule.rule_sources`): another
 # makes a run walk the rules instead
-RULE_SOURCES = 1710834410
+RULE_SOURCES = 3520955107
 
 # (extension, module, name of its Language)
 LANGUAGES = (

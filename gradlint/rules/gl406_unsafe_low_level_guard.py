@@ -78,7 +78,10 @@ class UnsafeLowLevelGuard(Rule):
     name = "unsafe-low-level-guard"
     summary = "Low-level guard that hides in-place updates from autograd"
     severity = Severity.WARNING
-    prefilter = r"_AutoDispatchBelowADInplaceOrView|_unsafe_preserve_version_counter"
+    # A guard is called (`with ...(t):`, `...()`): its name followed by `(`, past spaces, line
+    # breaks, comments and the parentheses around the name; or renamed by an import (`as`).
+    prefilter = (r"(?:_AutoDispatchBelowADInplaceOrView|_unsafe_preserve_version_counter)"
+                 r"(?:[\s)\\]|#[^\r\n]*)*(?:\(|\bas\b)")
     reads_outline_only = True  # no fix to make: CPython's ast says all it needs
 
     def screen_python(self, outline) -> bool:

@@ -58,6 +58,10 @@ def test_prefilter_and_screen_pass_every_file_the_rule_reports(code):
     ("GL402", "import torch\nwith torch.inference_mode(0):\n    pass\n"),
     ("GL201", "from torch import inference_mode as im\n"),
     ("GL407", "from torch import set_grad_enabled as sge\n"),
+    ("GL406", "from torch.autograd import _unsafe_preserve_version_counter as keep\n"),
+    ("GL406", "with torch.autograd._unsafe_preserve_version_counter  # the guard\n        (t):\n    t.add_(1)\n"),
+    ("GL406", "with (torch.autograd._unsafe_preserve_version_counter)(t):\n    t.add_(1)\n"),
+    ("GL406", "torch._C._AutoDispatchBelowADInplaceOrView \\\n    ()\n"),
 ])
 def test_an_alias_import_brings_the_real_name_into_the_text(code, text):
     assert PYTHON_RULES[code].prefilter_for("python").search(text)
@@ -67,6 +71,8 @@ def test_an_alias_import_brings_the_real_name_into_the_text(code, text):
     ("GL402", "with torch.no_grad():\n    pass\nwith torch.inference_mode(False):\n    pass\n"),
     ("GL402", "with torch.inference_mode(mode=flag), torch.set_grad_enabled(True):\n    pass\n"),
     ("GL406", "with torch.no_grad():\n    x.add_(1)\n"),
+    ("GL406", "if value is torch.autograd._unsafe_preserve_version_counter:\n    pass\n"),  # not called
+    ("GL406", "GUARDS = [torch._C._AutoDispatchBelowADInplaceOrView]\n"),
 ])
 def test_prefilter_skips_files_without_a_chance(code, text):
     assert not PYTHON_RULES[code].prefilter_for("python").search(text)
