@@ -130,11 +130,12 @@ class Linter:
         if selection.gate is not None and not following and not search.has_any_grouped(selection.plan):
             # No selected rule's first prefilter can match: most files end here.
             return self._not_read(text, path, language, audit), None
-        matching = [(entry, patterns) for entry, patterns in selection.rules if all(map(search.matches, patterns))]
-        if decode_error is None:  # (an undecodable file is reported by any rule that would read it)
-            matching = [(entry, patterns) for entry, patterns in matching  # its code, not only comments
-                        if all(language.matches_in_code(text, pattern) for pattern in patterns)]  # and strings
-        active = [self._rule(entry.code) for entry, _ in matching]
+        matching = [entry for entry, patterns in selection.rules if all(map(search.matches, patterns))
+                    # its code, not only comments and strings (an undecodable file is reported by
+                    # any rule that would read it)
+                    and (decode_error is not None
+                         or all(language.matches_in_code(text, pattern) for pattern in patterns))]
+        active = [self._rule(entry.code) for entry in matching]
         if decode_error is None:
             active = [rule for rule in active if self._text_screened(rule, language, text)]
         outline = None

@@ -332,6 +332,25 @@ CASES = {
             loss.backward()
             return loss.item()
         """, [("save", 10)]),
+    "a runner returns what it calls under the mode; a function nested in it returns its own": ("""
+        import torch
+        from torch import nn
+        def load(width):
+            return nn.Linear(width, width)
+        def execute_node(function, *args):
+            with torch.inference_mode():
+                return function(*args)
+        def queue_preview(function, *args):
+            def preview():
+                with torch.inference_mode():
+                    return function(*args)
+            jobs.append(preview)
+        def train(x):
+            model = execute_node(load, 3)
+            model(x).sum().backward()
+            other = queue_preview(load, 3)
+            other(x).sum().backward()
+        """, [("train_module", 15)]),
 }
 
 

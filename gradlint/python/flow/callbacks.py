@@ -40,7 +40,7 @@ class Callbacks:
         passed = dict(zip(flow.call_parameters(call, callee), call.args))
         passed.update((item.arg, item.value) for item in call.keywords if item.arg is not None)
         argument = passed.get(parameter)
-        if isinstance(argument, ast.Name) and not isinstance(argument, ast.Starred):
+        if isinstance(argument, ast.Name):
             return self.functions.get(argument.id)
         return None
 
@@ -50,7 +50,8 @@ def _runner_parameter(flow, function) -> Optional[str]:
     runs under inference mode, when it is the only thing it returns."""
     from gradlint.python.flow.contexts import Mode  # contexts reads the flow, which builds these
     params = set(parameter_names(function))
-    returns = [node for node in ast.walk(function) if isinstance(node, ast.Return)]
+    # its own returns, not those of the functions nested in it
+    returns = [node for node in flow.outline.scope_statements(function) if isinstance(node, ast.Return)]
     if len(returns) != 1 or not isinstance(returns[0].value, ast.Call):
         return None
     call = returns[0].value
