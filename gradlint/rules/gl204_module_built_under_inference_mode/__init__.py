@@ -91,6 +91,11 @@ class ModuleBuiltUnderInferenceMode(Rule):
       function of another checked module whose summary says it trains its parameter
       (`fit(head)`, followed as GL201 follows imports); in C++ only in the same file.
     - The module is followed as GL201 follows values, with the same limits.
+    - Python: a module made by a function of the file handed by name to a runner that calls
+      it under the mode and returns its result (`execute_node(load_model, path)`, with
+      `def execute_node(fn, *args): with torch.inference_mode(): return fn(*args)`) counts as
+      built under the mode; a runner that hands the callable on (a thread, a queue) is not
+      followed.
     - Python: a module whose parameters' data is replaced under the mode by a conversion
       (`p.data = p.data.to(dtype)` for `p` in its `parameters()`) counts as converted when
       the conversion is taken to copy, as GL201 takes it (a dtype read from elsewhere, or a
