@@ -325,3 +325,29 @@ def test_a_walk_that_takes_the_imported_module_from_the_cache_still_follows_the_
     assert sorted((os.path.basename(report.path), finding.start.line, finding.code) for report in outcome.reports
                   for finding in report.findings) == expected
     assert counting.paths == ["main.py"]
+
+
+PATH_SHAPES = ["rotary.py", "pkg/rotary.py", "/abs/pkg/__init__.py", "pkg//__init__.py", "a//b//__init__.py",
+               "/__init__.py", "__init__.py", "..py", "pkg/...py", "pkg/.hidden.py", "pkg/x.pyi", "pkg/notes.txt",
+               "pkg/", "./model.py", "../up/__init__.py", "pkg/__init__.py/inner.py"]
+
+
+def test_module_stems_read_as_os_path_reads_them():
+    """The fast reading of a `.py` path's module stem (no `os.path` calls) gives what the
+    general reading gives, for every shape of path."""
+    from gradlint.python import project
+
+    def by_os_path(path):
+        folder, name = os.path.split(path)
+        stem = os.path.splitext(name)[0]
+        return os.path.basename(folder) if stem == "__init__" else stem
+
+    assert [project._module_file_stem(path) for path in PATH_SHAPES] == [by_os_path(path) for path in PATH_SHAPES]
+
+
+def test_absolute_paths_of_a_run_of_paths_are_each_paths_own(tmp_path, monkeypatch):
+    """`_Job.absolute_all` (one prefix per run of paths in a folder) equals `abspath` of each."""
+    monkeypatch.chdir(tmp_path)
+    job = runner._Job(SETTINGS, verbose=False, mode="check", write=False, cache_dir=None)
+    paths = [path for path in PATH_SHAPES if not path.endswith("/")] + ["pkg/a.py", "pkg/b.py", "other/c.py", "pkg/d.py"]
+    assert job.absolute_all(paths) == [os.path.abspath(path) for path in paths]
