@@ -612,3 +612,49 @@ def test_objects_take_the_attributes_their_class_leaves(parse):
             other.plain.add_(1)
     """)
     assert _events(outline) == [("mutate", 12), ("mutate", 13)]
+
+
+def test_an_object_a_function_returns_holds_what_it_was_built_with(parse):
+    outline = parse("""
+        import torch
+        class State:
+            def __init__(self, buf):
+                self.buf = buf
+        def make(n):
+            return State(torch.zeros(n))
+        def f(n):
+            with torch.inference_mode():
+                inside = make(n)
+            outside = make(n)
+            inside.buf.add_(1)
+            outside.buf.add_(1)
+            kept = inside
+            kept.buf.zero_()
+    """)
+    assert _events(outline) == [("mutate", 11), ("mutate", 14)]
+
+
+def test_a_call_of_an_instance_gives_its_classes_call_method_a_mode(parse):
+    outline = parse("""
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+        class Scale:
+            def __call__(self, x):
+                return x * 2
+        class Shift:
+            def __call__(self, x):
+                return x + 1
+        scale = Scale()
+        shift = Shift()
+        with torch.inference_mode():
+            scale(torch.ones(2))
+            shift(torch.ones(2))
+        scale.__call__(torch.ones(2))
+    """)
+    flow = inference_flow(outline)
+    modes = {flow.class_of(function): flow.contexts.mode_of(function)
+             for function in flow.function_list if function.name == "__call__"}
+    assert {klass: mode.value for klass, mode in modes.items()} == {"Scale": "outside", "Shift": "under"}

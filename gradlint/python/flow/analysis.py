@@ -76,6 +76,7 @@ class InferenceFlow:
         self.events: List[FlowEvent] = []
         self.conversions: set = set()  # ids of the module conversions under the mode (`conversions`)
         self._fresh: Dict[int, Optional[Taint]] = {}
+        self.fresh_attributes: Dict[int, State] = {}  # a function -> what its object holds (`fresh_return`)
         self._effects: Dict[int, State] = {}  # a function -> the `self.` attributes it leaves under the mode
         self._class_of = {id(function): klass for function, klass in self._scope_list}
         self._facts: Dict[int, ExpressionFacts] = {}
@@ -252,14 +253,13 @@ class InferenceFlow:
         if id(callee) in self._fresh:
             return self._fresh[id(callee)]
         self._fresh[id(callee)] = None  # a recursive call sees no fresh value
-        klass = self._class_of.get(id(callee))
         self._effects[id(callee)] = {}
-        scope = Scope(self, callee, klass, callee.body, entered_under_inference=True)
+        scope = Scope(self, callee, self._class_of.get(id(callee)), callee.body, entered_under_inference=True)
         scope.region = self._called_region.get(id(callee))
         end_state = scope.run()
         returned = scope.summary.returns
-        fresh = returned if returned is not None and returned.via_call is None else None
-        self._fresh[id(callee)] = fresh
+        fresh = self._fresh[id(callee)] = returned if returned is not None and returned.via_call is None else None
+        self.fresh_attributes[id(callee)] = scope.summary.returns_attributes  # (an object returned)
         self._effects[id(callee)] = {key[len("self."):]: taint for key, taint in end_state.items()
                                      if key.startswith("self.") and taint.param is None}
         self._cache_effects[id(callee)] = module_caches(self, callee, end_state)

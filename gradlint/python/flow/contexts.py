@@ -11,7 +11,8 @@ outside), or, failing both, when the function around it does. The module's top l
 outside. A function is `UNDER` when every call site of it does and nothing else names it (no
 callback, no other use), `OUTSIDE` when some call site is surely outside, else `UNKNOWN`
 (no call site found, a cycle, or only unknown ones). Calls the code does not spell out are
-not seen: dunder methods other than `__init__` (`model(x)` runs `forward`) are `UNKNOWN`.
+not seen: a module's `forward` and a class's `__call__` are called through their instances
+(`model(x)`, `standardize(batch)`), other dunder methods than `__init__` are `UNKNOWN`.
 """
 from __future__ import annotations
 
@@ -114,6 +115,9 @@ class CallContexts:
         klass = self.flow.class_of(function)
         if klass is not None and name == "__init__":
             called = klass
+        elif klass is not None and name == "__call__":
+            found.extend(self._module_calls.get(id(function), ()))  # `obj(x)` runs its class's `__call__`
+            return found
         elif name.startswith("__") or (klass is None and self.flow.enclosing.get(id(function)) is None
                                        and self.flow.functions.get(name) is not function):
             return found  # called implicitly, or a definition shadowed by another of the same name
@@ -136,7 +140,8 @@ class CallContexts:
 
     @cached_property
     def _module_calls(self) -> Dict[int, List[CallSite]]:
-        """id(forward) -> the calls of module instances that run it (`model(x)`, `self.head(h)`)."""
+        """id(forward) -> the calls of module instances that run it (`model(x)`, `self.head(h)`);
+        id(__call__) -> the calls of instances of its class (`standardize(batch)`, `obj.__call__(x)`)."""
         found: Dict[int, List[CallSite]] = {}
         callers = self.flow.callers
         for scope in [self.flow.outline.module, *self.flow.function_list]:
@@ -145,7 +150,7 @@ class CallContexts:
                 if isinstance(call.func, (ast.Name, ast.Attribute)) and not (
                         isinstance(call.func, ast.Attribute) and call.func.attr == "forward"):
                     callee = self.flow.callee(call, scope_class, _function(scope))
-                    if self.flow.runs_module(call, callee):
+                    if self.flow.runs_module(call, callee) or (callee is not None and callee.name == "__call__"):
                         found.setdefault(id(callee), []).append((scope, call))
         return found
 

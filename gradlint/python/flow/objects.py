@@ -15,6 +15,9 @@ those attributes:
   them); `x.load_state_dict`
   copies into those that are buffers or parameters, and a method called as `x.m()` does to
   them what it does to `self.<path>` (`self_uses`);
+- `x = make(...)`, a function of the module that returns an object (`return State(t)`):
+  `x` holds what that object holds, as its summary says; under the mode, what it holds
+  when `make` runs there (`InferenceFlow.fresh_return`);
 - `y = x` and `y = x.part` alias: `y.<a>` is what `x.<a>` (`x.part.<a>`) holds.
 
 A dict or list written out in the code (`cache = {}`, `self.buffers = []`) that is given a
@@ -205,7 +208,7 @@ class ObjectRules:
         given = self.constructor_holdings(value, state) if isinstance(value, ast.Call) else {}
         klass = self.constructed_class(value)
         if klass is None:
-            return given
+            return self._returned_object(value) if not given and isinstance(value, ast.Call) else given
         found = self.flow.class_attributes(klass, self.in_inference or self.runs_outside)
         found.update(given)
         self.classes_read.add(klass)
@@ -214,6 +217,21 @@ class ObjectRules:
             if initializer is not None:
                 for name, taint in self.flow.under_mode_effects(initializer).items():
                     found[name] = replace(taint, region=taint.region or self.region, binding=self.statement)
+        return found
+
+    def _returned_object(self, call: ast.Call) -> Dict[str, Taint]:
+        """What the object a function of the module returns holds (`state = make_state(n)`
+        with `return State(buffer=torch.empty(n))`): as its summary says, and under the mode
+        what it holds when made there."""
+        callee = self.callee(call)
+        if callee is None or callee.name == "__init__":
+            return {}
+        summary = self.flow.summaries.get(callee)
+        found = dict(summary.returns_attributes) if summary is not None else {}
+        if self.in_inference:
+            self.flow.fresh_return(callee, self.flow.class_of(callee))  # (walked once, as run under the mode)
+            for name, taint in self.flow.fresh_attributes.get(id(callee), {}).items():
+                found[name] = replace(taint, region=taint.region or self.region, binding=self.statement)
         return found
 
     def constructor_holdings(self, call: ast.Call, state: State) -> Dict[str, Taint]:

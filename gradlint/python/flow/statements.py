@@ -214,6 +214,10 @@ class StatementTransfer:
             self.summary.returns = returned
         elif self._is_parameter_itself(returned):
             self.summary.returns_parameter = returned.param  # `return model`: what the caller passed
+        if returned is None:  # an object: what its attributes hold (`return State(buffer=t)`)
+            for path, taint in self.object_attributes(statement.value, state).items():
+                if taint.param is None and taint.kind is not Kind.UNKNOWN:
+                    self.summary.returns_attributes.setdefault(path, taint)
         shape = self.shape(statement.value, state)
         if isinstance(shape, list) and all(not isinstance(part, list) for part in shape):
             # `return model, stats`: a parameter returned as it came keeps its position

@@ -103,5 +103,5 @@ def _brings(summary) -> bool:
     """Whether a call of the function can give a caller that holds nothing tracked a tracked
     value: what it returns or stores, a position of what it returns that it makes itself (a
     position that is a parameter passed back is the caller's own argument), a conversion."""
-    return (summary.returns is not None or summary.stores or summary.converts
+    return (summary.returns is not None or summary.stores or summary.converts or summary.returns_attributes
             or any(part is not None and part.param is None for part in summary.returns_shape or ()))

@@ -171,6 +171,9 @@ class Summary:
     # parameter -> the conversion under the mode that made its module's parameters inference
     # tensors (`model.half()` in a decorated validator: `conversions`)
     converts: Dict[str, Taint] = field(default_factory=dict)
+    # attribute path -> the tracked value the object it returns holds there (`return
+    # State(buffer=t)`, a class of the module: the caller's name takes the object's attributes)
+    returns_attributes: Dict[str, Taint] = field(default_factory=dict)
 
     @property
     def turns_mode_off(self) -> bool:
@@ -184,7 +187,7 @@ class Summary:
         if shape is not None:
             shape = [part if part is not None and part.param is not None else None for part in shape]
             shape = shape if any(part is not None for part in shape) else None
-        self.returns, self.returns_shape = None, shape
+        self.returns, self.returns_shape, self.returns_attributes = None, shape, {}
         return self
 
     def key(self) -> Tuple:
@@ -195,4 +198,5 @@ class Summary:
         stored = tuple(sorted((param, tuple(sorted((path, taint.kind) for path, taint in paths.items())))
                               for param, paths in self.stores.items()))
         return (returned, positions, self.returns_parameter, tuple(sorted((kind, tuple(sorted(params))) for kind, params in self.uses.items())),
-                stored, tuple(sorted(self.converts)))
+                stored, tuple(sorted(self.converts)),
+                tuple(sorted((path, taint.kind) for path, taint in self.returns_attributes.items())))

@@ -170,7 +170,8 @@ class InferenceTensorMutatedOutside(Rule):
       that reach the `with`, and `self.flag` set in `__init__` from the construction of the
       object the calls run on; when some of those choose inference mode and others not, the
       calls in the region are taken to run both ways. A call on an object (`self.backend.run(q)`, `model(x)` into its class's
-      `forward`) is followed when the assignments of this module show the object's class
+      `forward`, `collate(batch)` into its class's `__call__`, which runs in the mode of
+      those calls) is followed when the assignments of this module show the object's class
       (through a function's return too: `model = build()`); one bound through `getattr` or
       another module is not. A function assigned to an instance's `forward`
       (`block.forward = wrapper`, a `functools.partial` of a method) runs when the instance
@@ -191,8 +192,10 @@ class InferenceTensorMutatedOutside(Rule):
       `@dataclass`'s fields): read as `inst.loc` where the instance is named, copied into by
       `inst.load_state_dict(sd)` when it is a registered buffer or an `nn.Parameter` (a plain
       attribute is no part of the state dict), and updated by a method called on it
-      (`inst.recenter(x)` doing `self.loc.lerp_(...)`). Not followed: an instance used
-      without a name (`Cls(t).loc`), returned by a function or passed to another one,
+      (`inst.recenter(x)` doing `self.loc.lerp_(...)`). An object a function of the module
+      returns (`state = make_state(n)` with `return State(buffer=torch.empty(n))`) holds
+      what it held there, made under the mode when the call runs under it. Not followed: an
+      instance used without a name (`Cls(t).loc`) or passed to another function,
       `Base.__init__(self, t)` spelled out, and `setattr` with a computed name.
     - Python: a module's own tensor (a registered buffer, an `nn.Parameter`, `lin.weight`, a
       parameter of a module passed in) converted under the mode to a dtype the code reads
