@@ -658,3 +658,33 @@ def test_a_call_of_an_instance_gives_its_classes_call_method_a_mode(parse):
     modes = {flow.class_of(function): flow.contexts.mode_of(function)
              for function in flow.function_list if function.name == "__call__"}
     assert {klass: mode.value for klass, mode in modes.items()} == {"Scale": "outside", "Shift": "under"}
+
+
+def test_a_module_built_under_the_mode_converted_outside_it(parse):
+    outline = parse("""
+        import torch
+        from torch import nn
+        class Holder:
+            def __init__(self):
+                self.model = None
+            def load(self):
+                return fill(self)
+        @torch.inference_mode()
+        def fill(owner):
+            owner.model = nn.Linear(2, 2)
+        def f(x):
+            with torch.inference_mode():
+                built = nn.Linear(2, 2)
+                cast = nn.Linear(2, 2).half()
+                t = torch.ones(2)
+            built.float()
+            built.to(x.dtype)
+            cast.double()
+            t.half()
+            built.half()
+            holder = Holder()
+            holder.load()
+            holder.model.to(torch.float64)
+    """)
+    assert [(event.kind, event.node.lineno) for event in sorted(
+        inference_flow(outline).events, key=lambda e: e.node.lineno)] == [("convert_module", 18), ("convert_module", 20), ("convert_module", 23)]

@@ -294,6 +294,8 @@ class ValueRules:
         callee = self.callee(call)
         if callee is not None:
             fresh = self.flow.fresh_return(callee, self.klass)
+            if fresh is not None and fresh.kind is Kind.MODULE:  # (GL204 reports its construction there)
+                return Taint(fresh.origin, Kind.MODULE, certain=fresh.certain, region=fresh.region or self.region)
             if fresh is not None:
                 return self.new(call, certain=fresh.certain, kind=fresh.kind)
             return _NOTHING_MADE  # the helper makes nothing (it returns its argument, a number, None)

@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.attached import PRE_HOOK
+from gradlint.python.flow.conversions import is_module_conversion
 from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name, target_names
 from gradlint.python.flow.objects import attributes_below
 from gradlint.python.flow.threads import hand_offs, may_hand_off
@@ -21,6 +22,7 @@ from gradlint.python.ast_walk import walk
 # Which kinds of value each event needs when the value is passed to a function that does it.
 _PASSED_KINDS = {
     "train_module": (Kind.MODULE, Kind.UNKNOWN),
+    "convert_module": (Kind.MODULE, Kind.UNKNOWN),
     "save": (Kind.TENSOR, Kind.CONTAINER, Kind.UNKNOWN),
     "mutate": (Kind.TENSOR, Kind.UNKNOWN),
     "version": (Kind.TENSOR, Kind.UNKNOWN),
@@ -287,6 +289,9 @@ class Sinks:
         elif receiver.kind.may_be_module and method in torch_api.MODULE_TRAINING_METHODS:
             if method != "train" or not call.args or is_true(call.args[0]):
                 self.event("train_module", call, subject, receiver)
+        elif receiver.kind.may_be_module and is_module_conversion(self.outline, call) and not (
+                id(receiver.origin) in self.flow.conversions or is_module_conversion(self.outline, receiver.origin)):
+            self.event("convert_module", call, subject, receiver)  # §1b: each forward then raises E_VER
 
     def _torch_call_operation(self, call: ast.Call, qualified: str, state: State) -> None:
         arguments = positional(call)
@@ -488,5 +493,5 @@ class Sinks:
             return
         kind = REPORTED_AS.get(kind, kind)
         # a module is reported at its construction: one event per module trained here
-        key = (kind, id(node), id(taint.origin)) if kind == "train_module" else (kind, id(node))
+        key = (kind, id(node), id(taint.origin)) if kind in ("train_module", "convert_module") else (kind, id(node))
         self.events.setdefault(key, FlowEvent(kind, node, subject, taint, call, inner))

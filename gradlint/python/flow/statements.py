@@ -209,6 +209,7 @@ class StatementTransfer:
         self.scan(statement.value, state)
         if self.function is None:
             return
+        self.stored_by_calls(statement.value, state)  # `return validate(self)`: what it stores in `self.`
         returned = self.value(statement.value, state)
         if returned is not None and returned.param is None:
             self.summary.returns = returned

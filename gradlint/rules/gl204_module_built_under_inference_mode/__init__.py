@@ -23,7 +23,10 @@ class ModuleBuiltUnderInferenceMode(Rule):
     has to move) and names the first training use. A module converted to another dtype under
     the mode (`model.half()`, `model.to(torch.bfloat16)`, also in a function it is passed to)
     counts as built there, and is reported at the conversion; converting it again outside the
-    mode (`model.float()`) ends it.
+    mode (`model.float()`) ends it. A module built under the mode and converted to another
+    dtype outside it (`model.half()`, also in a function it is passed to) is reported too:
+    no forward of it works afterwards. A module a helper of the file builds (`model =
+    load(path)`) is reported at the construction inside the helper.
 
     ## Why is this bad?
     Parameters made under inference mode are inference tensors that still require grad
@@ -35,6 +38,9 @@ class ModuleBuiltUnderInferenceMode(Rule):
 
     In Python the same measurements apply (§1b); with a second layer, or an input that
     requires grad, the forward raises `Inference tensors cannot be saved for backward`.
+    Converting such a module to another dtype outside the mode (`model.half()`) raises
+    nothing there, but every later forward, in any mode, raises `Inference tensors do not
+    track version counter` (§1b, E_VER).
 
     ## Example
     ```cpp
@@ -96,6 +102,10 @@ class ModuleBuiltUnderInferenceMode(Rule):
       `def execute_node(fn, *args): with torch.inference_mode(): return fn(*args)`) counts as
       built under the mode; a runner that hands the callable on (a thread, a queue) is not
       followed.
+    - Python: a conversion outside the mode counts when the dtype is written out (`half()`,
+      `to(torch.float16)`), not one read from elsewhere (`model.to(dtype)`); a module the
+      mode only converted (`model.half()` under it, on a module built elsewhere) is not
+      reported for a later conversion, since the code does not show where it was built.
     - Python: a module whose parameters' data is replaced under the mode by a conversion
       (`p.data = p.data.to(dtype)` for `p` in its `parameters()`) counts as converted when
       the conversion is taken to copy, as GL201 takes it (a dtype read from elsewhere, or a

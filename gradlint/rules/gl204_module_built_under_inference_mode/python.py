@@ -15,13 +15,28 @@ def check(file):
         return
     first_use = {}
     flow = inference_flow(outline)
-    for event in sorted(flow.events_of("train_module"), key=lambda e: outline.span(e.node)):
-        first_use.setdefault(id(event.taint.origin), event)  # one finding per module
+    events = flow.events_of("train_module") + flow.events_of("convert_module")
+    for event in sorted(events, key=lambda e: outline.span(e.node)):
+        first_use.setdefault(id(_construction(event.taint)), event)  # one finding per module
     for event in first_use.values():
-        converted = id(event.taint.origin) in flow.conversions or is_conversion(outline, event.taint.origin)
+        origin = _construction(event.taint)
+        if event.kind == "convert_module":  # built under the mode, converted outside it (§1b: E_VER)
+            yield Diagnostic(*outline.span(origin), (
+                f"module `{snippet(outline, event.subject)}` built under inference mode, converted at "
+                f"{outline.place_of(event.node)}{passed_through(outline, event)}: its forward fails"))
+            continue
+        converted = id(origin) in flow.conversions or is_conversion(outline, origin)
         yield Diagnostic(
-            *outline.span(event.taint.origin),
+            *outline.span(origin),
             f"module `{snippet(outline, event.subject)}` {'converted' if converted else 'built'} under inference mode "
             f"is trained at {outline.place_of(event.node)}{passed_through(outline, event)}: no weight gradients; "
             f"{'convert a copy' if converted else 'build it outside'}",
         )
+
+
+def _construction(taint):
+    """Where the module was made: inside the helpers of this file that returned it (`model =
+    load()` with `return Model()`), which is what has to move."""
+    while taint.via_call is not None and taint.returned is not None and not taint.elsewhere:
+        taint = taint.returned
+    return taint.origin
