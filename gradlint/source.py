@@ -213,10 +213,15 @@ def read_bytes_and_status(path: str) -> Tuple[bytes, os.stat_result]:
             raise SourceError("not a regular file")
         # os.read on the descriptor: a buffered file object costs more than the read.
         chunks = []
+        asked = max(status.st_size + 1, 1 << 16)
         while True:
-            chunk = os.read(descriptor, max(status.st_size + 1, 1 << 16))
+            chunk = os.read(descriptor, asked)
             if not chunk:
                 return b"".join(chunks), status
+            if not chunks and len(chunk) == status.st_size:
+                # all the bytes fstat counted, in one read that asked for more: the end of a
+                # file that did not grow (most files: one read instead of two)
+                return chunk, status
             chunks.append(chunk)
     except IsADirectoryError:
         raise SourceError("is a directory") from None
