@@ -255,6 +255,8 @@ class Linter:
         screens = [rule.screen(language.name) for rule in rules]
         if None in screens:
             return rules, outline
+        if outline is None and self._part_rejects(rules, text, language):
+            return [], None
         outline = outline or language.outline(text)
         if outline is None:
             return rules, None
@@ -269,6 +271,28 @@ class Linter:
             except Exception:  # a screen's bug must not hide findings: let the rule run
                 passing.append(rule)
         return passing, outline
+
+    @staticmethod
+    def _part_rejects(rules: List[Rule], text: str, language: Language) -> bool:
+        """Whether every rule's part screen (`Rule.part_screen`) rejects the outline of the
+        part of `text` their first prefilters select: a large module that names a guard in a
+        few statements is then not parsed whole for its screens."""
+        part_screens = [rule.part_screen(language.name) for rule in rules]
+        if not part_screens or None in part_screens:
+            return False
+        part = language.partial_outline(text, [rule.prefilter_for(language.name) for rule in rules])
+        if part is None:
+            return False
+        try:
+            for screen in part_screens:
+                try:
+                    if screen(part):
+                        return False
+                except Exception:  # a screen's bug must not hide findings: screen the whole
+                    return False
+            return True
+        finally:
+            language.release(part)
 
     def _internal_error(self, rule: Rule, path: str, error: BaseException) -> Diagnostic:
         message = f"rule {rule.code} ({rule.name}) failed on this file: {type(error).__name__}: {error}"

@@ -54,6 +54,12 @@ class Language:
         one: then the rules run on the full parse."""
         return None
 
+    def partial_outline(self, text: str, patterns: Sequence):
+        """The outline of only the part of `text` that `parse` with focus `patterns` would read,
+        for the rules' part screens (`Rule.part_screen`); None when the language makes none, or
+        the whole text must be screened."""
+        return None
+
     def outline_model(self, path: str, text: str, outline):
         """The model for rules that read only the outline (`Rule.reads_outline_only`): what
         `parse` would give when every rule to run is such a rule; None to parse anyway."""

@@ -127,6 +127,15 @@ class Rule:
         function beside `check` in the rule's `<language>.py`."""
         return self._language_hook("screen", language)
 
+    def part_screen(self, language: str) -> Optional[Callable[[object], bool]]:
+        """A screen for the outline of only the part of a file that partial parsing keeps
+        (the imports, the top-level statements the rules' first prefilters match, those that
+        name what such a statement defines: `gradlint.python.partial.focus`), true wherever
+        `screen` is true on the whole outline: a file it rejects is never parsed whole. Written
+        as `part_screen_<language>(outline)` or as `part_screen` beside `check`; None (the
+        default): the rule's files are screened on the whole outline."""
+        return self._language_hook("part_screen", language)
+
     def text_screen(self, language: str) -> Optional[Callable[[str], bool]]:
         """A look at the text, after the prefilter and before anything is parsed, for a rule
         whose prefilter cannot be sharp enough as a regex: false only where the text alone

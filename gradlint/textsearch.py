@@ -126,10 +126,16 @@ class TextSearch:
             self._positions[literal] = found  # not reached when the caller stopped early
 
 
+def leading_strings(pattern: "re.Pattern[str]") -> Optional[Tuple[str, ...]]:
+    """Strings one of which every match of `pattern` starts with; None when there are none
+    worth a search (then `match_starts` tries the pattern at every offset)."""
+    return _search_plan(pattern.pattern, pattern.flags)[0]
+
+
 def match_starts(pattern: "re.Pattern[str]", text: str) -> Iterator[int]:
     """Offsets at which a match of `pattern` starts in `text` (each non-overlapping match's,
     and perhaps more): anchored at the strings every match starts with, when there are."""
-    leading = _search_plan(pattern.pattern, pattern.flags)[0]
+    leading = leading_strings(pattern)
     if leading is None:
         yield from (match.start() for match in pattern.finditer(text))
         return

@@ -156,6 +156,12 @@ class PythonFile:
         return self.module.code_for_node(node)
 
 
+# Smaller modules are screened whole: their parse costs little more than choosing the part.
+PART_SCREEN_MIN_CHARS = 16_384
+# Where a module's own inference-mode guard is made (GL201-GL204's prefilter).
+_INFERENCE_MODE_WORDS = r"\b(?:inference_mode|_InferenceMode)\b"
+
+
 class PythonLanguage(Language):
     name = "python"
     extensions = (".py",)
@@ -210,6 +216,30 @@ class PythonLanguage(Language):
         from gradlint.python.outline import parse_outline
 
         return parse_outline(text)
+
+    def partial_outline(self, text: str, patterns):
+        """A module that may define a guard of its own (a class with `__enter__`, a
+        `@contextmanager`) keeps every statement naming inference mode, where such a guard
+        is made; one that defines one is screened whole: it exports its guards whatever its
+        screens say (`flow_exports.module_summary`)."""
+        import re
+
+        from gradlint.python.partial import focus
+
+        if len(text) < PART_SCREEN_MIN_CHARS:
+            return None
+        may_define_guards = "__enter__" in text or "contextmanager" in text
+        if may_define_guards:
+            patterns = [*patterns, re.compile(_INFERENCE_MODE_WORDS)]
+        focused = focus(text, patterns, members=True)
+        part = None if focused is None else self.outline(focused)
+        if part is not None and may_define_guards:
+            from gradlint.python.flow.user_guards import user_guard_names
+
+            if user_guard_names(part):
+                self.release(part)
+                return None
+        return part
 
     def outline_model(self, path: str, text: str, outline):
         from gradlint.python.outline import OutlineFile

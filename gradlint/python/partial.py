@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
-from gradlint.textsearch import TextSearch, match_starts, required_strings
+from gradlint.textsearch import TextSearch, leading_strings, match_starts, required_strings
 
 # Comments and string literals, so that what they hold is not taken for code. A string
 # left open runs to the end of the file (the parse then fails and the file is parsed whole).
@@ -34,11 +34,14 @@ _NOT_CODE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _LINE_BREAKS = re.compile(r"[^\r\n]+")
-_LINE_START = re.compile(r"^(?=\S)", re.MULTILINE)
+# A line that starts with code (`^(?=\S)` with MULTILINE, found from the literal line break:
+# a `^` pattern tries every offset). Its match starts at the line break.
+_LINE_START = re.compile(r"\n(?=\S)")
 # Lines at column 0 that continue the statement above rather than start one.
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b", re.MULTILINE)
-_ALIAS = re.compile(r"([\w.]+)\s+as\s+(\w+)")
+# `as` and the name it binds; what stands before it is read backwards (`_renamings`).
+_AS_NAME = re.compile(r"as\s+(\w+)")
 _DEFINITION = re.compile(r"@|(?:async[ \t]+)?def\b|class\b")
 # The name a top-level statement defines (a function, a class, a variable).
 _DEFINED_NAME = re.compile(r"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
@@ -69,12 +72,19 @@ class CodeView:
     hold the f-string's own quote: `f"{d["key"]}"`); `broken`, the spans of the literals
     that hold a line break (`gradlint.python.code_lines` reads the lines that start in one)."""
 
-    __slots__ = ("text", "code", "formatted", "certain", "broken", "_search")
+    __slots__ = ("text", "code", "formatted", "certain", "broken", "_search", "_starts")
 
     def __init__(self, text: str, code: str, formatted: List[Tuple[int, int]], certain: bool,
                  broken: Sequence[Tuple[int, int]] = ()) -> None:
         self.text, self.code, self.formatted, self.certain, self.broken = text, code, formatted, certain, broken
         self._search: Optional[TextSearch] = None
+        self._starts: object = self  # (self: not yet split)
+
+    def statement_starts(self) -> Optional[List[int]]:
+        """`statement_starts` of the text, split once (the text screens and the focus ask)."""
+        if self._starts is self:
+            self._starts = _statement_starts(self.text, self.code)
+        return self._starts  # type: ignore[return-value]
 
     def matches(self, pattern: "re.Pattern[str]") -> bool:
         """Whether `pattern` matches the code, or the text of an f-string (all of which counts
@@ -130,22 +140,21 @@ def matches_in_code(text: str, pattern: "re.Pattern[str]") -> bool:
     return code_view(text).matches(pattern)
 
 
-def statement_starts(text: str, code: Optional[str] = None) -> Optional[List[int]]:
+def statement_starts(text: str) -> Optional[List[int]]:
     """Offsets at which top-level statements start (decorators and `else`-like clauses
-    belong to their statement), or None when the text cannot be split with certainty.
-    `code`: `text` blanked by `_code`, when the caller has it."""
+    belong to their statement), or None when the text cannot be split with certainty."""
+    return code_view(text).statement_starts()
+
+
+def _statement_starts(text: str, code: str) -> Optional[List[int]]:
     if "\r" in text.replace("\r\n", ""):
         return None  # `^` below knows only \n; old-Mac files are parsed whole
-    if code is None:
-        code = code_view(text).code
     starts = [0]
     depth = 0
     previous = 0
     decorating = code.startswith("@")
     for match in _LINE_START.finditer(code):
-        offset = match.start()
-        if offset == 0:
-            continue
+        offset = match.start() + 1
         between = code[previous:offset]
         depth += between.count("(") + between.count("[") + between.count("{")
         depth -= between.count(")") + between.count("]") + between.count("}")
@@ -164,10 +173,84 @@ def statement_starts(text: str, code: Optional[str] = None) -> Optional[List[int
     return starts
 
 
-def focus(text: str, patterns: Sequence["re.Pattern[str]"]) -> Optional[str]:
+_IMPORT_WORD = re.compile(r"import\b")
+
+
+def _import_lines(text: str) -> List[int]:
+    """The starts of the lines `_IMPORT_LINE` matches, in order (found from the word
+    `import`: a `^` pattern tries every offset)."""
+    found: List[int] = []
+    for match in _IMPORT_WORD.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if (not found or found[-1] != line_start) and _IMPORT_LINE.match(text, line_start):
+            found.append(line_start)
+    return found
+
+
+def _match_spans(pattern: "re.Pattern[str]", text: str) -> Iterator[Tuple[int, int]]:
+    """(start, end) of each match of `pattern`, or of each string one of which every match
+    holds when no string starts every match (more spans than matches, in the statements
+    that hold them: a pattern that starts with `^` or a class tries every offset)."""
+    if leading_strings(pattern) is not None:
+        for start in match_starts(pattern, text):
+            yield start, pattern.match(text, start).end()
+        return
+    literals = required_strings(pattern)
+    if literals is None:
+        yield from (match.span() for match in pattern.finditer(text))
+        return
+    for literal in literals:
+        at = text.find(literal)
+        while at >= 0:
+            yield at, at + len(literal)
+            at = text.find(literal, at + 1)
+
+
+def _renamings(piece: str) -> Iterator[Tuple[str, str]]:
+    """(`x.y as z`, `z`) for each `name as alias` in `piece` (dotted names, any white space
+    between): found from the literal `as`, since a pattern that starts with a name tries
+    every offset."""
+    for match in _AS_NAME.finditer(piece):
+        before = match.start()
+        spaced = before
+        while spaced > 0 and piece[spaced - 1].isspace():
+            spaced -= 1
+        if spaced == before:
+            continue  # (`has x`, or `as` at the start)
+        named = spaced
+        while named > 0 and (_word_character(piece[named - 1]) or piece[named - 1] == "."):
+            named -= 1
+        if named < spaced:
+            yield piece[named:match.end()], match.group(1)
+
+
+def _word_character(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def word_starts(text: str, word: str, starts: Sequence[int], ends: Sequence[int]) -> List[int]:
+    """Where `word` (an identifier) stands as a whole word in `text` (`\\bword\\b`), at most
+    once per top-level statement (`starts`/`ends`): a statement is kept whole or not at all,
+    so the search jumps to the next one (one regex of every name is slow when a module
+    defines hundreds)."""
+    found = []
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or not _word_character(text[at - 1])) and (end == len(text) or not _word_character(text[end])):
+            found.append(at)
+            at = text.find(word, ends[bisect.bisect_right(starts, at) - 1])
+        else:
+            at = text.find(word, at + 1)
+    return found
+
+
+def focus(text: str, patterns: Sequence["re.Pattern[str]"], members: bool = False) -> Optional[str]:
     """`text` with only the imports and the top-level statements that some pattern (or a
     name an import binds to a match, `from torch import no_grad as ng`) matches; None
-    when the whole text should be parsed."""
+    when the whole text should be parsed. `members`: in a class kept, only the methods
+    that hold such a match are kept (its other statements too): for screens, which look
+    no further than the method a finding is in; its lines no longer hold what they held."""
     starts = statement_starts(text)
     if starts is None or len(starts) < 3:
         return None
@@ -179,36 +262,146 @@ def focus(text: str, patterns: Sequence["re.Pattern[str]"]) -> Optional[str]:
         last = bisect.bisect_right(starts, max(start, end - 1)) - 1
         keep.update(range(first, last + 1))
 
+    hits: List[int] = []  # where the patterns match
     for pattern in patterns:
-        for match in pattern.finditer(text):
-            mark(match.start(), match.end())
+        for start, end in _match_spans(pattern, text):
+            hits.append(start)
+            mark(start, end)
     aliases = set()
-    for match in _IMPORT_LINE.finditer(text):
+    values = set()  # the aliases that name a value (`ng = torch.no_grad`), not a definition
+    for line_start in _import_lines(text):
         # Module-level imports, also under a top-level `if`/`try`; a function's own imports
         # come with it when it is kept.
-        index = bisect.bisect_right(starts, match.start()) - 1
+        index = bisect.bisect_right(starts, line_start) - 1
         if not _DEFINITION.match(text, starts[index]):
             keep.add(index)
     for index in sorted(keep):
         piece = text[starts[index]:ends[index]]
-        for alias in _ALIAS.finditer(piece):
-            if any(pattern.search(alias.group()) for pattern in patterns):
-                aliases.add(alias.group(2))
+        for renaming, alias in _renamings(piece):
+            if any(pattern.search(renaming) for pattern in patterns):
+                aliases.add(alias)
+                values.add(alias)
         if _IMPORT_LINE.match(piece) is None:
             defined = _DEFINED_NAME.search(piece)
             if defined is not None:
                 aliases.add(defined.group(1) or defined.group(2))
-    if aliases:
-        used = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, aliases))) + r")\b")
-        for match in used.finditer(text):
-            mark(match.start(), match.end())
+                if defined.group(2):
+                    values.add(defined.group(2))
+    for name in aliases:
+        for at in word_starts(text, name, starts, ends):
+            mark(at, at + len(name))
+    pieces = {index: text[starts[index]:ends[index]] for index in keep}
     kept = sum(ends[index] - starts[index] for index in keep)
+    if members:
+        code, hits = code_view(text).code, sorted(hits)
+        for index in keep:
+            thinned = _kept_members(text, code, starts[index], ends[index], hits, values)
+            if thinned is not None:
+                pieces[index], removed = thinned
+                kept -= removed
     if kept > (1 - MIN_SAVING) * len(text):
         return None
     parts = []
     for index, (start, end) in enumerate(zip(starts, ends)):
-        parts.append(text[start:end] if index in keep else "".join(_LINE_BREAKS.split(text[start:end])))
+        parts.append(pieces[index] if index in keep else "".join(_LINE_BREAKS.split(text[start:end])))
     return "".join(parts)
+
+
+_CLASS_HEADER = re.compile(r"(?:@[^\n]*\n[ \t]*)*class\b")
+_MEMBER_DEFINITION = re.compile(r"@|(?:async[ \t]+)?def\b")
+_ENTERING = re.compile(r"def[ \t]+__a?enter__\b")
+_BODY_LINE = re.compile(r"\n([ \t]+)[^ \t\r\n]")  # the first line of a body: its indentation
+
+
+def _kept_members(text: str, code: str, start: int, end: int, hits: List[int],
+                  names: Set[str]) -> Optional[Tuple[str, int]]:
+    """The class statement `text[start:end]` with the methods that hold no hit (`hits`,
+    sorted) nor one of `names` as a word blanked, line breaks kept, and how many characters
+    went; None when it is no class, or its members cannot be told apart, or none would go."""
+    if not _CLASS_HEADER.match(code, start):
+        return None
+    members = _member_starts(code, start, end)
+    if not members:
+        return None
+    indent = re.match(r"[ \t]*", code[members[0]:members[0] + 200]).end()
+    bounds = list(zip(members, members[1:] + [end]))
+    sorted_hits = hits
+    blanked = []
+    for member_start, member_end in bounds:
+        if not _MEMBER_DEFINITION.match(code, member_start + indent) or _ENTERING.search(code, member_start, member_end):
+            continue  # assignments, docstrings; `__enter__`, where a class's own guard is entered
+        first_hit = bisect.bisect_left(sorted_hits, member_start)
+        if first_hit < len(sorted_hits) and sorted_hits[first_hit] < member_end:
+            continue
+        piece = text[member_start:member_end]
+        if any(name in piece and re.search(r"\b" + re.escape(name) + r"\b", piece) for name in names):
+            continue
+        blanked.append((member_start, member_end))
+    if not blanked or len(blanked) == len(bounds):
+        return None  # (a class of no member left would not parse)
+    parts, at, removed = [], start, 0
+    for member_start, member_end in blanked:
+        parts.append(text[at:member_start])
+        breaks = "".join(_LINE_BREAKS.split(text[member_start:member_end]))
+        parts.append(breaks)
+        removed += member_end - member_start - len(breaks)
+        at = member_end
+    parts.append(text[at:end])
+    return "".join(parts), removed
+
+
+def _member_starts(code: str, start: int, end: int) -> Optional[List[int]]:
+    """Where the statements of the body of the class statement `code[start:end]` start
+    (decorators belong to their definition), at the body's indentation; None when the
+    body is on the header's line or the lines cannot be told apart."""
+    header_end = _header_end(code, start, end)
+    if header_end is None:
+        return None
+    first = _BODY_LINE.search(code, header_end - 1, end)  # (from the header's line break)
+    if first is None:
+        return None
+    indent = first.group(1)
+    # a line at the body's indentation, found from the literal line break and indentation
+    # (a `^` pattern tries every offset)
+    line_start = re.compile(re.escape("\n" + indent) + r"(?=[^ \t\r\n])")
+    starts: List[int] = []
+    depth, previous, decorating = 0, first.start() + 1, False
+    for match in line_start.finditer(code, first.start(), end):
+        offset = match.end()
+        between = code[previous:offset]
+        depth += between.count("(") + between.count("[") + between.count("{")
+        depth -= between.count(")") + between.count("]") + between.count("}")
+        previous = offset
+        if depth < 0:
+            return None
+        if depth > 0 or code.endswith(("\\", "\\\r"), 0, match.start()) or _CONTINUATION.match(code, offset):
+            continue
+        if decorating:
+            decorating = code.startswith("@", offset)
+            continue
+        starts.append(match.start() + 1)
+        decorating = code.startswith("@", offset)
+    return starts
+
+
+def _header_end(code: str, start: int, end: int) -> Optional[int]:
+    """The offset just past the line break ending the header `class ...:` (its decorators
+    first), or None when the body follows on the same line."""
+    at = _CLASS_HEADER.match(code, start).end()
+    depth = 0
+    while at < end:
+        char = code[at]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == ":" and depth == 0:
+            line_end = code.find("\n", at)
+            if line_end < 0 or code[at + 1:line_end].strip():
+                return None
+            return line_end + 1
+        at += 1
+    return None
 
 
 # What follows a name an import renames: `no_grad as ng` (also across lines in parentheses,
@@ -225,7 +418,7 @@ def one_statement_matches(text: str, patterns: Sequence["re.Pattern[str]"]) -> b
     Python 3.12 allows, ends it there)."""
     view = code_view(text)
     code, formatted = view.code, view.formatted
-    starts = statement_starts(text, code) if view.certain else None
+    starts = view.statement_starts() if view.certain else None
     if starts is None:
         return True
     holding: Optional[Set[int]] = None  # the statements holding every pattern so far

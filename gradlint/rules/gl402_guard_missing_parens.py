@@ -73,6 +73,8 @@ class GuardMissingParens(Rule):
         """The check itself: it reads only the outline, as cheaply as a screen would."""
         return finds_any(_findings(outline))
 
+    part_screen_python = screen_python  # each finding is in one statement its prefilter matches
+
     def check_python(self, file):
         if file.outline is not None:
             yield from _findings(file.outline)

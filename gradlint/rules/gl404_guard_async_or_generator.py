@@ -83,6 +83,8 @@ class GuardAsyncOrGenerator(Rule):
         """The check itself, without the fix: it reads only the outline."""
         return finds_any(_findings(outline))
 
+    part_screen_python = screen_python  # each finding is in one statement its prefilter matches
+
     def check_python(self, file):
         outline = file.outline
         if outline is None:

@@ -88,6 +88,8 @@ class UnsafeLowLevelGuard(Rule):
         """A low-level guard made as a statement, or in a `with` around what may update in place."""
         return any(True for _ in _findings(outline, first_only=True))
 
+    part_screen_python = screen_python  # each finding is in one statement its prefilter matches
+
     def check_python(self, file):
         outline = file.outline
         if outline is None:  # newer syntax than this Python parses: nothing to read

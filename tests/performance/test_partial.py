@@ -369,3 +369,88 @@ def test_gl404_reports_only_where_one_statement_holds_its_prefilter(pieces):
     if list(rule.check("python", PYTHON.parse("m.py", text))):
         assert partial.one_statement_matches(text, rule.prefilters_for("python"))
         assert rule.text_screen("python")(text)
+
+
+# A large module, as real ones are: many methods, one of them under a guard.
+def _large_module(guarded_method: str) -> str:
+    methods = "".join(f'''
+    def step_{index}(self, batch):
+        """Scale the batch by {index}."""
+        return [value * {index} for value in batch]
+''' for index in range(400))
+    return f'''import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+{methods}
+{guarded_method}
+
+def build(model):
+    return Trainer(model)
+'''
+
+
+def _outlined_texts(monkeypatch):
+    from gradlint.python.frontend import PythonLanguage
+
+    outlined = []
+    real_outline = PythonLanguage.outline
+    monkeypatch.setattr(PythonLanguage, "outline", lambda self, text: outlined.append(text) or real_outline(self, text))
+    return outlined
+
+
+def test_a_large_module_whose_guarded_code_holds_no_finding_is_screened_on_its_part(monkeypatch):
+    outlined = _outlined_texts(monkeypatch)
+    # GL402's prefilter matches (`no_grad,`), its screen finds no `with` on a bare guard
+    text = _large_module("    def is_guard(self, mode):\n"
+                         "        return isinstance(mode, (torch.no_grad, torch.enable_grad))\n")
+    assert Linter(Settings(enabled=resolve_selection(None, [], []))).check_text(
+        text, "m.py", language_for("m.py")) == []
+    assert len(outlined) == 1, "the part rejected, the whole is never parsed"
+    part = outlined[0]
+    assert part.count("\n") == text.count("\n"), "lines keep their numbers"
+    assert "def is_guard" in part and "class Trainer" in part and "def step_1(" not in part
+    assert len(part.split()) < len(text.split()) / 10
+
+
+def test_a_large_module_with_a_finding_is_screened_whole_after_its_part(monkeypatch):
+    outlined = _outlined_texts(monkeypatch)
+    text = _large_module("    def evaluate(self, batch):\n        with torch.no_grad:\n"
+                         "            return self.model(batch)\n")
+    findings = Linter(Settings(enabled=resolve_selection(None, [], []))).check_text(
+        text, "m.py", language_for("m.py"))
+    assert [(f.code, f.start_offset) for f in findings] == [("GL402", text.index("torch.no_grad:"))]
+    assert len(outlined) == 2 and outlined[1] == text
+
+
+def test_a_large_module_that_enters_its_own_guard_is_screened_whole(monkeypatch):
+    """A class that stores a guard in one method and enters it in `__enter__` (which names
+    no guard) is a guard of the module's own: its `__enter__` stays in the part."""
+    outlined = _outlined_texts(monkeypatch)
+    text = _large_module('''    def __enter__(self):
+        self.guard.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.guard.__exit__(*exc)
+
+    def arm(self):
+        self.guard = torch.inference_mode()
+''')
+    Linter(Settings(enabled=resolve_selection(None, [], []))).check_text(text, "m.py", language_for("m.py"))
+    assert outlined[-1] == text, "a module defining a guard exports it: its outline is made whole"
+
+
+def test_class_members_without_a_match_are_blanked_and_the_rest_kept():
+    text = _large_module("    def evaluate(self, batch):\n        with torch.no_grad():\n"
+                         "            return self.model(batch)\n")
+    part = focus(text, [re.compile(r"\bno_grad\b")], members=True)
+    kept = [line for line in part.split("\n") if line.strip()]
+    # the other methods go; `build` stays, as it names the class kept
+    assert kept == ["import torch", "from torch import nn", "class Trainer:", "    def evaluate(self, batch):",
+                    "        with torch.no_grad():", "            return self.model(batch)",
+                    "def build(model):", "    return Trainer(model)"]
+    assert focus(text, [re.compile(r"\bno_grad\b")]) is None, "without members: the class is most of the file"

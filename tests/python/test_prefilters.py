@@ -1,6 +1,7 @@
 """Each Python rule's prefilter and screens are necessary conditions: run every rule on every
 Python fixture without them; wherever it finds something, every prefilter pattern must match,
-its text screen (if it has one) must pass, and so must its screen (read from CPython's `ast`)."""
+its text screen (if it has one) must pass, and so must its screen (read from CPython's `ast`)
+and its part screen on the outline of the part of the module its prefilter selects."""
 import functools
 import os
 import re
@@ -12,6 +13,7 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fixture_harness import all_fixtures  # noqa: E402
+from gradlint.python import frontend  # noqa: E402
 from gradlint.python.frontend import PYTHON  # noqa: E402
 from gradlint.python.outline import parse_outline  # noqa: E402
 from gradlint.python.partial import matches_in_code  # noqa: E402
@@ -28,14 +30,34 @@ def _parsed(path):
     return text, PYTHON.parse(path, text)
 
 
+# Functions and a class that name no guard: what the part screens never read.
+_UNRELATED_CODE = "".join(f"""
+
+def helper_{index}(values, scale={index}):
+    total = 0
+    for value in values:
+        total += value * scale
+    return total
+""" for index in range(30)) + """
+
+class Registry:
+    def __init__(self):
+        self.items = {}
+
+    def add(self, key, value):
+        self.items[key] = value
+"""
+
+
 @pytest.mark.parametrize("code", sorted(PYTHON_RULES))
-def test_prefilter_and_screen_pass_every_file_the_rule_reports(code):
+def test_prefilter_and_screen_pass_every_file_the_rule_reports(code, monkeypatch):
+    monkeypatch.setattr(frontend, "PART_SCREEN_MIN_CHARS", 0)  # every fixture is small
     rule = PYTHON_RULES[code]()
     patterns = rule.prefilters_for("python")
     assert patterns, f"{code} has no Python prefilter: every file would be parsed for it"
     screen = rule.screen("python")
     assert screen is not None, f"{code} has no Python screen: every file its prefilter selects is parsed"
-    reported = 0
+    reported = parts = 0
     for fixture in PYTHON_FIXTURES:
         text, parsed = _parsed(fixture.path)
         if list(rule.check("python", parsed)):
@@ -50,7 +72,15 @@ def test_prefilter_and_screen_pass_every_file_the_rule_reports(code):
             outline = parse_outline(text)
             assert outline is not None and screen(outline), \
                 f"{code} reports in {fixture.id} but its screen says it cannot"
+            part_screen = rule.part_screen("python")
+            # the fixture among code that names no guard, as a large module holds it
+            padded = text + _UNRELATED_CODE
+            part = PYTHON.partial_outline(padded, [rule.prefilter_for("python")]) if part_screen else None
+            assert part is None or part_screen(part), \
+                f"{code} reports in {fixture.id} but its part screen says it cannot"
+            parts += part is not None
     assert reported, f"{code} reports nothing in any fixture"
+    assert parts or rule.part_screen("python") is None, f"{code}'s part screen read no fixture's part"
 
 
 @pytest.mark.parametrize("code, text", [

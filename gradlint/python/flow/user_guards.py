@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Dict, Iterator, List, Optional
 
 from gradlint.python.ast_walk import walk
-from gradlint.python.flow.chosen_guards import chosen_guard_items
+from gradlint.python.flow.chosen_guards import chosen_guard_items, guard_helper_names
 from gradlint.python.flow.kept import kept_on
 from gradlint.python.flow.syntax import FUNCTION_DEFINITIONS, dotted, qualified_name
 from gradlint.python.outline import Outline, ScreenGuard, ScreenRegion, nodes_in
@@ -189,6 +189,16 @@ def module_guard_regions(outline: Outline) -> List[ScreenRegion]:
     with a mode its callers give."""
     return kept_on(outline, "_module_guard_regions",
                    lambda: user_guard_regions(outline) + caller_mode_regions(outline))
+
+
+def may_enter_inference_mode(part: Outline) -> bool:
+    """The part screen of GL201-GL204 (`Rule.part_screen`): on the statements that name
+    `inference_mode`, a region that may turn it on (whatever mode it is given: its callers'
+    may be out of the part), or a helper that may return it (its `with` may be out of the
+    part). The module's own guards are not asked for: a module that may define one is
+    screened whole (`PythonLanguage.partial_outline`)."""
+    return any(region.guard.kind == "inference_mode" and region.guard.inference is not False
+               for region in part.regions) or bool(guard_helper_names(part))
 
 
 def enters_inference_mode(outline: Outline) -> bool:

@@ -3,10 +3,11 @@ from gradlint.diagnostics import Diagnostic
 from gradlint.python.flow import inference_flow
 from gradlint.python.flow.conversions import is_conversion
 from gradlint.python.flow_report import passed_through, snippet
-from gradlint.python.flow.user_guards import enters_inference_mode
+from gradlint.python.flow.user_guards import enters_inference_mode, may_enter_inference_mode
 from gradlint.python.screens import Screen
 
 screen = Screen("inference mode surely on (torch's guard or the module's own)", enters_inference_mode)  # Rule.screen
+part_screen = Screen("inference mode may be on", may_enter_inference_mode)  # Rule.part_screen
 
 
 def check(file):

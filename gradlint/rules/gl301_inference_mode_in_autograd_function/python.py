@@ -42,6 +42,7 @@ def _findings(outline):
 
 
 screen = screen_of(_findings)
+part_screen = screen  # each finding is in one statement its prefilter matches (Rule.part_screen)
 
 
 def _fix(file, region):

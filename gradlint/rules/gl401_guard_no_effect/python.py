@@ -45,6 +45,7 @@ def _findings(outline):
 
 
 screen = screen_of(_findings)
+part_screen = screen  # each finding is in one statement its prefilter matches (Rule.part_screen)
 
 
 def _named_again(function, target: ast.Name) -> bool:
