@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Iterable, Iterator, Optional, Sequence, Tuple
 
 from gradlint.config import ConfigError
 from gradlint.discovery import DiscoveryError, discover_lazily, relative_path, split_path
@@ -28,6 +27,10 @@ from gradlint.source import SourceError
 from gradlint.deferred_import import defer_import
 from gradlint.standard_streams import echo, prepare_standard_streams, to_stderr, to_stdout
 from gradlint.walk_cache import RememberedWalk
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator, Optional, Sequence, Tuple
 
 
 def start() -> None:

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from gradlint.record import FrozenRecord
 from gradlint.settings import SelectionError, expand_selector
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 def _toml():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-import threading
 
 from gradlint.collector import tune_collector
 from gradlint.exit_status import INTERRUPTED
@@ -42,8 +41,9 @@ def exit_now(code) -> None:
     them by then; collecting them at exit cost a 13,000-line module 0.4 s, as long as
     checking it. With threads still running (the language server's), the usual exit
     waits for them."""
-    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
-           if thread is not threading.main_thread()):
+    threading = sys.modules.get("threading")  # not imported: no thread was started by it
+    if threading is not None and any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+                                     if thread is not threading.main_thread()):
         sys.exit(code)
     if code is None:
         status = 0

@@ -10,10 +10,13 @@ from __future__ import annotations
 import enum
 import re
 from itertools import accumulate
-from typing import Optional, Tuple
 
 from gradlint.ordered import bisect_right_near
 from gradlint.record import named_tuple
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _past_line_end = (1).__add__  # a line's length -> the characters it spans with its LF

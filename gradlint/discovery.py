@@ -9,13 +9,16 @@ import operator
 import os
 import re
 import stat
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.config import CONFIG_FILE_NAMES
 from gradlint.frontend import language_for, language_for_name
 from gradlint.gitignore import GitIgnore
 from gradlint.record import Record
 from gradlint.settings import Settings
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 
 class DiscoveryError(Exception):

@@ -6,7 +6,6 @@ findings. Fixing is checking in a loop with the fixes applied in between.
 from __future__ import annotations
 
 import re
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from gradlint.collector import collections_held
 from gradlint.diagnostics import Diagnostic, Edit, Finding, LineIndex, RelatedLocation
@@ -20,6 +19,10 @@ from gradlint.source import (
     DecodedSource, SourceError, UndecodableSource, read_bytes, write_atomic,
 )
 from gradlint.textsearch import TextSearch, gate_plan, required_strings
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 MAX_FIX_PASSES = 10
 

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Dict, Optional, Tuple
 
 from gradlint.language import Language
 from gradlint.modules_on_disk import modules_in
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, Optional, Tuple
 
 # extension -> front end (None: no front end reads it), filled as extensions come up
 _BY_EXTENSION: Dict[str, Optional[Language]] = {}

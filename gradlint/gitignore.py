@@ -16,9 +16,12 @@ import fnmatch
 import functools
 import os
 import re
-from typing import Dict, List, Optional, Tuple
 
 from gradlint.record import named_tuple
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 
 class _Globs:

@@ -4,9 +4,14 @@ whether fixed source still parses. (Which front end reads a file: `gradlint.fron
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional, Sequence, Tuple
 
 from gradlint.source import DecodedSource
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Callable, Optional, Sequence, Tuple
+
+    Suppressions = Callable[[int, str], bool]  # (line, code) -> suppressed?
 
 
 class FrontEndSyntaxError(Exception):
@@ -125,5 +130,3 @@ class Language:
             return error.message
         return None
 
-
-Suppressions = Callable[[int, str], bool]  # (line, code) -> suppressed?

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import importlib.machinery
 import os
-from typing import List, Optional, Tuple
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 
 def modules_in(folder: str) -> List[Tuple[str, bool]]:

@@ -9,12 +9,15 @@ them, `--isolated` reads none. Lookups are remembered per folder.
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Optional, Tuple
 
 from gradlint.config import FileConfig, config_file_in, load
 from gradlint.discovery import split_path
 from gradlint.record import FrozenRecord
 from gradlint.settings import DEFAULT_EXCLUDES, Settings, expand_per_file_ignores, resolve_layers
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, List, Optional, Tuple
 
 CACHE_DIR_VARIABLE = "GRADLINT_CACHE_DIR"
 

@@ -5,7 +5,10 @@ costs the same per query as a file with few."""
 from __future__ import annotations
 
 import bisect
-from typing import Sequence
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Sequence
 
 
 def bisect_right_near(values: Sequence[int], value: int, hint: int) -> int:

@@ -18,13 +18,16 @@ import struct
 import time
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Dict, Optional, Tuple
 
 from gradlint import __version__
 from gradlint.diagnostics import Edit, Finding, Fix, Position, RelatedLocation, Safety, Severity
 from gradlint.digest import blake2b
 from gradlint.record import named_tuple
 from gradlint.settings import Settings
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, Optional, Tuple
 
 DEFAULT_CACHE_DIR = ".gradlint_cache"
 _MAGIC = b"gradlint-cache-9\n"

@@ -19,14 +19,17 @@ import builtins
 import functools
 import importlib
 import os
-import pkgutil
 import re
 import sys
 import zlib
-from typing import Callable, ClassVar, Dict, FrozenSet, Iterable, Mapping, Optional, Tuple, Union
+from collections.abc import Mapping
 
 from gradlint.diagnostics import Diagnostic, Safety, Severity
 from gradlint.record import FrozenRecord
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Callable, ClassVar, Dict, FrozenSet, Iterable, Optional, Tuple, Union
 
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety",
                      "Known limitations")
@@ -214,12 +217,13 @@ def _prefilters_of(rule: type, language: str) -> Tuple["re.Pattern[str]", ...]:
 def _language_modules(module_name: str) -> Tuple[str, ...]:
     """`python`, `cpp`: the language modules of a rule package (found, not imported)."""
     from gradlint.frontend import languages
+    from gradlint.modules_on_disk import modules_in
 
     path = getattr(sys.modules.get(module_name), "__path__", None)
     if path is None:
         return ()
     names = {language.name for language in languages()}
-    return tuple(info.name for info in pkgutil.iter_modules(path) if info.name in names)
+    return tuple(name for folder in path for name, _ in modules_in(folder) if name in names)
 
 
 @functools.lru_cache(maxsize=None)
@@ -243,6 +247,8 @@ class RuleDefinitionError(Exception):
 @functools.lru_cache(maxsize=1)
 def all_rules() -> Dict[str, type]:
     """Every rule class under `gradlint.rules`, by code, found by walking the package."""
+    import pkgutil  # (it imports typing: only a catalog out of date walks)
+
     import gradlint.rules as package
 
     found: Dict[str, type] = {}

@@ -11,7 +11,6 @@ import bisect
 import collections.abc
 import os
 import time
-from typing import Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from gradlint.digest import blake2b
 from gradlint.discovery import split_path
@@ -23,10 +22,12 @@ from gradlint.result_cache import (
     packed_stamp, path_key, settled_stamp, unpack_entry,
 )
 from gradlint.settings import Settings
-from gradlint.source import (
-    SourceError, read_bytes, read_bytes_and_status, remove_stale_temporaries,
-)
+from gradlint.source import SourceError, read_bytes, read_bytes_and_status, remove_stale_temporaries
 from gradlint.worker_pool import FILES_PER_TASK, WorkerPool
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 # run_files(cache_dir=BESIDE_CONFIGURATION): each configuration's cache in its own folder.
 BESIDE_CONFIGURATION = "<beside each configuration>"

@@ -3,10 +3,15 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import Dict, FrozenSet, Iterable, Optional, Sequence, Tuple
 
 from gradlint.record import FrozenRecord
 from gradlint.rule import rule_catalog
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, FrozenSet, Iterable, Optional, Sequence, Tuple
+
+    SelectionLayer = Tuple[Optional[Sequence[str]], Sequence[str], Sequence[str]]
 
 
 class SelectionError(ValueError):
@@ -33,8 +38,6 @@ def expand_selector(selector: str) -> FrozenSet[str]:
                              "(a code such as GL402, a prefix such as GL4 or GL4*, or ALL)")
     return matched
 
-
-SelectionLayer = Tuple[Optional[Sequence[str]], Sequence[str], Sequence[str]]
 
 
 def resolve_selection(select: Optional[Sequence[str]], extend_select: Sequence[str],

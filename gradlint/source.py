@@ -10,16 +10,16 @@ import errno
 import io
 import os
 import re
-import signal
 import stat
 import sys
-import threading
 import time
-import tokenize
 import warnings
-from typing import Optional, Tuple
 
 from gradlint.record import FrozenRecord
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
 
 _BOM = codecs.BOM_UTF8
 _ONLY_AST = 0x400  # ast.PyCF_ONLY_AST, without importing ast
@@ -141,6 +141,8 @@ def decode_python(raw: bytes) -> DecodedSource:
 def _decode_python_searched(raw: bytes) -> DecodedSource:
     """`decode_python` by tokenize's search for the BOM and the cookie."""
     bom = raw.startswith(_BOM)
+    import tokenize  # (its regular expressions: only a file with a BOM, a cookie or non-ASCII bytes)
+
     body = raw[len(_BOM):] if bom else raw
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
@@ -365,15 +367,18 @@ class _signals_deferred:
     """Hold Ctrl-C and SIGTERM back while a write is under way (they act once it is done
     or undone): no half-written file, no temporary left behind. Nests."""
 
-    _SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)}
-
     def __enter__(self):
+        import signal  # (its enums: only a write imports it)
+
         self.blocked = hasattr(signal, "pthread_sigmask")
         if self.blocked:
-            self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
+            held = {getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)}
+            self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
         return self
 
     def __exit__(self, *exc_info) -> None:
+        import signal
+
         if self.blocked:
             signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
 
@@ -512,6 +517,8 @@ def python_gate(text: str) -> Tuple[Optional[Tuple[str, int]], bool]:
 def _compile_depth_verdict(source: str, levels: Optional[int]):
     """"ok", "too deep", "syntax" (another error), or (message, offset) for a depth
     error CPython located. `levels` None: CPython's default limit."""
+    import threading  # only a deeply nested file gets here
+
     old_limit = sys.getrecursionlimit()
     # Lowering the limit is process-wide: only safe when no other thread could trip on
     # it, and only Python 3.11 and older check compile depth against it.

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Callable
 
 
 def to_stdout(write: Callable[[], None]) -> bool:

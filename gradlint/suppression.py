@@ -19,13 +19,15 @@ from __future__ import annotations
 import bisect
 import io
 import re
-import tokenize
-from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, LineIndex, Safety
 from gradlint.record import Record
 from gradlint.settings import selector_prefix
 from gradlint.textsearch import match_starts
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 # Files without this cannot hold a comment that names one of our codes.
 MAY_NAME_OUR_CODES = re.compile(r"(?:noqa|NOLINT)[^\n]*?(?:GL|ALL)|gradlint:\s*noqa", re.IGNORECASE)
@@ -158,6 +160,8 @@ def python_suppressions(text: str, lines: LineIndex) -> LineSuppressions:
 def _python_comments(text: str, lines: LineIndex) -> Iterator[Tuple[int, int, str]]:
     """(line, offset, text) of each comment. Where tokenizing stops (a file with a syntax
     error, reported as GL001), the lines it did not reach are read from their first `#`."""
+    import tokenize  # only a file that may name our codes in a comment is tokenized
+
     reached = 0
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+
+    # (a string, the literals that hold it; empty when the string is the one literal), in order.
+    GatePlan = Tuple[Tuple[str, Tuple[str, ...]], ...]
 
 try:  # the regex parser, to read the literal strings a prefilter requires
     from re import _constants as _sre, _parser as _sre_parse
@@ -147,8 +153,6 @@ def match_starts(pattern: "re.Pattern[str]", text: str) -> Iterator[int]:
             start = text.find(literal, start + 1)
 
 
-# (a string, the literals that hold it; empty when the string is the one literal), in order.
-GatePlan = Tuple[Tuple[str, Tuple[str, ...]], ...]
 _MIN_SHARED = 4  # a shorter string shared by several literals is in most texts
 _MAX_SHARED = 12  # (a longer one is searched no faster)
 

@@ -22,10 +22,13 @@ import os
 import stat
 import time
 from itertools import repeat
-from typing import Dict, List, Optional, Tuple
 
 from gradlint.digest import blake2b
 from gradlint.result_cache import SETTLED_NS, read_cache_file, write_cache_file
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Tuple
 
 _MAGIC = b"gradlint-walk-1\n"
 SUFFIX = ".walk"

@@ -6,8 +6,10 @@ holds, `lint_batch(paths)` the results of a batch.
 from __future__ import annotations
 
 import collections
-import signal
-from typing import Deque, List, Sequence
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Deque, List, Sequence
 
 # Files sent to a worker at once: the first batches small, so every worker starts soon;
 # each next one twice as large, up to MAX_FILES_PER_TASK: fewer round trips (each costs the
@@ -18,6 +20,8 @@ _WORKER_JOB = None  # the job this worker process was given
 
 
 def _init_worker(job) -> None:
+    import signal
+
     global _WORKER_JOB
     _WORKER_JOB = job
     # Ctrl-C reaches the whole process group: the main process alone handles it, and ends
@@ -41,7 +45,8 @@ class WorkerPool:
     def __init__(self, job, jobs: int, paths: Sequence[str] = ()) -> None:
         """`paths`: the first files it will be given; forked workers inherit what checking
         them imports (`job.prepare(paths)`), rather than each importing it."""
-        import multiprocessing  # a run without a pool does not pay for it
+        import multiprocessing  # a run without a pool does not pay for it (nor for signal's enums)
+        import signal
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
         if method == "fork":

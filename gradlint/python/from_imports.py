@@ -4,14 +4,19 @@ imported only by runs with modules to follow)."""
 from __future__ import annotations
 
 import sys
-from typing import Dict, List, Tuple
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, List, Tuple
+
+    # `(module as written, the names imported from it)` of each `from module import names`; a
+    # name imported under another is `"name as local"`.
+    FromImports = Tuple[Tuple[str, Tuple[str, ...]], ...]
+else:
+    FromImports = tuple  # (`project` imports the name; only a type checker reads its shape)
 
 # Top-level packages never among the checked modules' exports worth recording.
 _NEVER_CHECKED = frozenset(getattr(sys, "stdlib_module_names", ())) | {"torch", "numpy", "__future__"}
-
-# `(module as written, the names imported from it)` of each `from module import names`; a
-# name imported under another is `"name as local"`.
-FromImports = Tuple[Tuple[str, Tuple[str, ...]], ...]
 
 
 def from_imports(text: str) -> FromImports:

@@ -3,7 +3,6 @@ libcst's tree, parsed only when a fix that libcst renders is made."""
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 from gradlint.diagnostics import Diagnostic, LineIndex
 from gradlint.language import FrontEndSyntaxError, Language
@@ -14,7 +13,11 @@ from gradlint.python.from_imports import from_imports
 from gradlint.source import MAX_PYTHON_BYTES, DecodedSource, decode_python, python_gate
 from gradlint.suppression import LineSuppressions, python_may_name_our_codes, python_suppressions
 
-Node = TypeVar("Node")
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Sequence, Tuple, Type, TypeVar
+
+    Node = TypeVar("Node")
 
 
 class PythonFile:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import functools
 import importlib
-import pkgutil
 from collections import Counter
-from typing import ClassVar, Dict, List, Optional, TextIO, Tuple
 
 from gradlint.diagnostics import Finding
 from gradlint.modules_on_disk import modules_in
 from gradlint.record import Record
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import ClassVar, Dict, List, Optional, TextIO, Tuple
 
 
 class RunResult(Record):
@@ -110,6 +112,7 @@ def cell_place(finding: Finding) -> str:
 def reporters() -> Dict[str, type]:
     """Every format's reporter, by format name (importing them all)."""
     import inspect  # only a catalog out of date walks
+    import pkgutil
 
     found = {}
     for module_info in pkgutil.iter_modules(__path__, __name__ + "."):

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Iterator, Sequence, TextIO
+from collections.abc import Sequence
+
+TYPE_CHECKING = False  # typing's names only annotate here: not imported at run time
+if TYPE_CHECKING:
+    from typing import Iterator, TextIO
 
 MIN_FILES = 100  # shorter runs finish before a display would help
 REDRAW_SECONDS = 0.1

@@ -10,7 +10,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NOT_FOR_A_SMALL_CHECK = ("click", "hashlib", "_hashlib", "json", "traceback", "dataclasses", "inspect", "gradlint.cli",
-                         "gradlint.python.project", "multiprocessing")
+                         "gradlint.python.project", "multiprocessing", "typing", "pkgutil", "threading", "signal",
+                         "tokenize")
 SMALL_FILE = ('"""Evaluate a model."""\nimport torch\n\n\ndef evaluate(model, loader):\n'
               '    with torch.no_grad():\n        return [model(x) for x in loader]\n')
 
