@@ -18,7 +18,7 @@ TYPE_CHECKING = False  # typing's names only annotate here: not imported at run 
 if TYPE_CHECKING:
     from typing import Optional, Tuple
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END = r"\r\n|\r|\n"  # compiled on first use (`re` keeps it): most text has no CR
 _past_line_end = (1).__add__  # a line's length -> the characters it spans with its LF
 
 
@@ -185,7 +185,7 @@ class LineIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         if "\r" in text:
-            self.starts = [0] + [match.end() for match in _LINE_END.finditer(text)]
+            self.starts = [0] + [match.end() for match in re.finditer(_LINE_END, text)]
         else:  # (most text) each line's start is the previous one's, past its length and the LF
             self.starts = [0, *accumulate(map(_past_line_end, map(len, text.split("\n"))))]
             self.starts.pop()  # (where the text ends: no line starts there)

@@ -39,11 +39,11 @@ class _Exclusions:
     the whole folder it names, found once per folder; the others are one regex."""
 
     def __init__(self, patterns: Tuple[str, ...]) -> None:
-        literal = [pattern for pattern in patterns if not _WILDCARD.search(pattern)]
+        literal = [pattern for pattern in patterns if not _has_wildcard(pattern)]
         self.names = frozenset(os.path.normcase(pattern) for pattern in literal)
         # a pattern as a folder: its normcased `pattern/*` without the `*`
         self.folders = tuple(os.path.normcase(pattern.rstrip("/") + "/*")[:-1] for pattern in literal)
-        wildcards = [pattern for pattern in patterns if _WILDCARD.search(pattern)]
+        wildcards = [pattern for pattern in patterns if _has_wildcard(pattern)]
         alternatives = [fnmatch.translate(os.path.normcase(pattern)) for pattern in wildcards]
         alternatives += [fnmatch.translate(os.path.normcase(pattern.rstrip("/") + "/*")) for pattern in wildcards]
         self.wildcards = re.compile("|".join(f"(?:{alternative})" for alternative in alternatives)) \
@@ -86,7 +86,9 @@ class _Exclusions:
 _normcase = str if os.path.normcase("A/b") == "A/b" and os.name == "posix" else os.path.normcase
 
 
-_WILDCARD = re.compile(r"[*?[]")
+def _has_wildcard(pattern: str) -> bool:
+    """Whether an exclusion pattern holds `*`, `?` or `[`."""
+    return "*" in pattern or "?" in pattern or "[" in pattern
 
 
 def _relative_to(absolute: str, root: str) -> str:

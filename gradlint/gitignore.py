@@ -171,7 +171,7 @@ class _Screen:
 
 # A bracket expression of letters, digits, `_`, `.` and ranges within one of those kinds
 # (`[cod]`, `[1-9]`, `[!m]`): pathspec hands it to the regex as written, and it holds no `/`.
-_PLAIN_BRACKET = re.compile(r"\[([!^]?)((?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|[A-Za-z0-9_.])+)\]")
+_PLAIN_BRACKET = r"\[([!^]?)((?:[a-z]-[a-z]|[A-Z]-[A-Z]|[0-9]-[0-9]|[A-Za-z0-9_.])+)\]"  # compiled on first use
 
 
 def _component_regex(glob: str) -> Optional[Tuple[str, bool]]:
@@ -185,7 +185,7 @@ def _component_regex(glob: str) -> Optional[Tuple[str, bool]]:
     while at < len(glob):
         char = glob[at]
         if char == "[":
-            bracket = _PLAIN_BRACKET.match(glob, at)
+            bracket = re.compile(_PLAIN_BRACKET).match(glob, at)
             if bracket is None:
                 return None
             negated = negated or bool(bracket.group(1))

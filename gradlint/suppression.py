@@ -30,10 +30,11 @@ if TYPE_CHECKING:
     from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 # Files without this cannot hold a comment that names one of our codes.
-MAY_NAME_OUR_CODES = re.compile(r"(?:noqa|NOLINT)[^\n]*?(?:GL|ALL)|gradlint:\s*noqa", re.IGNORECASE)
+# (Patterns here are compiled on first use, `re` keeps them: most files ask none of them.)
+MAY_NAME_OUR_CODES = r"(?i)(?:noqa|NOLINT)[^\n]*?(?:GL|ALL)|gradlint:\s*noqa"
 # The same pattern for lowered text, matched case-sensitively where each of its markers
 # (`noqa`, `nolint`, `gradlint:`) starts (`textsearch.match_starts`).
-_LOWERED_MAY_NAME_OUR_CODES = re.compile(r"noqa[^\n]*?(?:gl|all)|nolint[^\n]*?(?:gl|all)|gradlint:\s*noqa")
+_LOWERED_MAY_NAME_OUR_CODES = r"noqa[^\n]*?(?:gl|all)|nolint[^\n]*?(?:gl|all)|gradlint:\s*noqa"
 # The only characters besides ASCII letters that the pattern's letters match ignoring case
 # (`(?i)i` matches both); lowering does not map them to what the pattern takes them for.
 _CASE_TWINS_OF_OUR_LETTERS = ("\u0130", "\u0131")
@@ -47,11 +48,11 @@ def may_name_our_codes(text: str) -> bool:
     UTF-8 bytes lowered (bytes lower ASCII letters only, and fast) show whether one is there;
     then, in the lowered text, the lowered pattern is tried where each marker starts."""
     if not text.isascii() and any(twin in text for twin in _CASE_TWINS_OF_OUR_LETTERS):
-        return MAY_NAME_OUR_CODES.search(text) is not None
+        return re.search(MAY_NAME_OUR_CODES, text) is not None
     lowered_bytes = text.encode("utf-8", "surrogatepass").lower()
     if b"noqa" not in lowered_bytes and b"nolint" not in lowered_bytes:
         return False
-    return next(match_starts(_LOWERED_MAY_NAME_OUR_CODES, text.lower()), None) is not None
+    return next(match_starts(re.compile(_LOWERED_MAY_NAME_OUR_CODES), text.lower()), None) is not None
 
 
 def python_may_name_our_codes(text: str) -> bool:
@@ -65,7 +66,8 @@ def python_may_name_our_codes(text: str) -> bool:
         while at >= 0:
             if text[at - 2] in "nN" and text[at - 1] in "oO" and text[at + 1:at + 2] in ("a", "A"):
                 end = text.find("\n", at)
-                if MAY_NAME_OUR_CODES.search(text, text.rfind("\n", 0, at) + 1, len(text) if end < 0 else end):
+                line = text.rfind("\n", 0, at) + 1, len(text) if end < 0 else end
+                if re.compile(MAY_NAME_OUR_CODES).search(text, *line):
                     return True
             at = text.find(letter, at + 1)
     return False
@@ -80,7 +82,7 @@ _NOQA = rf"(?i)#\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?"
 _FILE_NOQA = rf"(?i)#\s*gradlint:\s*noqa(?::\s*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?"
 # compiled by `re` when first used (C++ files)
 _NOLINT = r"(?://|/\*)\s*NOLINT(?P<kind>NEXTLINE|BEGIN|END)?(?:\((?P<codes>[^)]*)\))?"
-_CODE_ITEM = re.compile(r"[^\s,]+")
+_CODE_ITEM = r"[^\s,]+"
 
 
 class Comment(Record):
@@ -138,7 +140,7 @@ def _codes(text: str, match: "re.Match[str]", shift: int = 0) -> Optional[Tuple[
         return None
     base = shift + match.start("codes")
     codes = tuple((item.group(0), base + item.start(), base + item.end())
-                  for item in _CODE_ITEM.finditer(match.group("codes")))
+                  for item in re.finditer(_CODE_ITEM, match.group("codes")))
     return codes or None
 
 

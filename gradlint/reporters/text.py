@@ -21,7 +21,7 @@ def position_text(finding) -> str:
 # What makes a file name unsafe to print as it is: control characters (a newline starts a
 # fake finding), quotes and backslashes (the quoting itself), a colon before a digit
 # (`a.py:3:4: GL999 b.py` reads as a finding in a.py), and bytes that are not UTF-8.
-_UNSAFE_IN_NAME = re.compile(r'[\x00-\x1f\x7f"\\\ud800-\udfff]|:(?=\d)')
+_UNSAFE_IN_NAME = r'[\x00-\x1f\x7f"\\\ud800-\udfff]|:(?=\d)'  # compiled on first use (`re` keeps it)
 _C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
               "\r": "\\r", '"': '\\"', "\\": "\\\\", ":": "\\072"}
 
@@ -30,7 +30,7 @@ def shown_path(path: str) -> str:
     """A path as text output prints it: as it is, or, when it holds something a reader of
     `path:line:col:` lines would misread, in double quotes with C escapes (as git quotes
     file names; a byte that is not UTF-8 becomes its octal escape)."""
-    if not _UNSAFE_IN_NAME.search(path):
+    if not re.search(_UNSAFE_IN_NAME, path):
         return path
     parts = []
     for char in path:

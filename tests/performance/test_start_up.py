@@ -11,14 +11,17 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NOT_FOR_A_SMALL_CHECK = ("click", "hashlib", "_hashlib", "json", "traceback", "dataclasses", "inspect", "gradlint.cli",
                          "gradlint.python.project", "multiprocessing", "typing", "pkgutil", "threading", "signal",
-                         "tokenize")
+                         "tokenize", "contextlib", "importlib.util")
 SMALL_FILE = ('"""Evaluate a model."""\nimport torch\n\n\ndef evaluate(model, loader):\n'
               '    with torch.no_grad():\n        return [model(x) for x in loader]\n')
 
 
 def _imported(tmp_path, *arguments):
-    program = ("import atexit, sys\n"
-               f"atexit.register(lambda: sys.stderr.write(repr(sorted(set({NOT_FOR_A_SMALL_CHECK!r}) & set(sys.modules)))))\n"
+    # what the interpreter's start imported (a development install's finder hook imports
+    # importlib.util) is not the check's
+    program = ("import atexit, sys\nbefore = set(sys.modules)\n"
+               f"atexit.register(lambda: sys.stderr.write(repr(sorted(set({NOT_FOR_A_SMALL_CHECK!r})"
+               " & (set(sys.modules) - before)))))\n"
                f"sys.argv = ['gradlint', *{list(arguments)!r}]\n"
                "from gradlint.console import main\nmain()\n")
     run = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
