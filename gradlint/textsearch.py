@@ -164,20 +164,29 @@ def gate_plan(literals: Tuple[str, ...]) -> GatePlan:
     that holds none of the strings holds none of the literals, found with one search per
     group instead of one per literal (most files hold none). `TextSearch.has_any_grouped`."""
     left = list(dict.fromkeys(literals))
+    # Each literal's strings of _MIN_SHARED to _MAX_SHARED characters, in the order they are
+    # weighed: one that short is in a literal exactly when it is one of that literal's own,
+    # so how many literals hold it is a count, not a search of each.
+    pieces = {literal: [literal[start:end] for start in range(len(literal))
+                        for end in range(start + _MIN_SHARED, min(start + _MAX_SHARED, len(literal)) + 1)]
+              for literal in left}
     plan = []
     while left:
-        best, holding = None, [left[0]]
+        held: Dict[str, int] = {}
         for literal in left:
-            for start in range(len(literal)):
-                for end in range(start + _MIN_SHARED, min(start + _MAX_SHARED, len(literal)) + 1):
-                    shared = literal[start:end]
-                    held = [other for other in left if shared in other]
-                    if len(held) > len(holding) or (len(held) == len(holding) > 1 and len(shared) > len(best)):
-                        best, holding = shared, held
+            for shared in set(pieces[literal]):
+                held[shared] = held.get(shared, 0) + 1
+        best, most = None, 1  # the first string held by the most, then the longest of those
+        for literal in left:
+            for shared in pieces[literal]:
+                count = held[shared]
+                if count > most or (count == most > 1 and len(shared) > len(best)):
+                    best, most = shared, count
         if best is None:  # no string shared by two: each literal is its own search
             plan.extend((literal, ()) for literal in left)
             break
-        plan.append((best, tuple(holding)))
+        holding = tuple(literal for literal in left if best in literal)
+        plan.append((best, holding))
         left = [literal for literal in left if literal not in holding]
     return tuple(plan)
 

@@ -47,3 +47,34 @@ def texts(draw):
 def test_grouped_search_answers_as_the_flat_one(gate_and_text):
     gate, text = gate_and_text
     assert TextSearch(text).has_any_grouped(gate_plan(gate)) == TextSearch(text).has_any(gate)
+
+
+def _plan_by_search(literals):
+    """The plan as first written: each candidate string's holders found by searching every
+    literal left (the definition `gate_plan` counts its way to)."""
+    left, plan = list(dict.fromkeys(literals)), []
+    while left:
+        best, holding = None, [left[0]]
+        for literal in left:
+            for start in range(len(literal)):
+                for end in range(start + 4, min(start + 12, len(literal)) + 1):
+                    shared = literal[start:end]
+                    held = [other for other in left if shared in other]
+                    if len(held) > len(holding) or (len(held) == len(holding) > 1 and len(shared) > len(best)):
+                        best, holding = shared, held
+        if best is None:
+            plan.extend((literal, ()) for literal in left)
+            break
+        plan.append((best, tuple(holding)))
+        left = [literal for literal in left if literal not in holding]
+    return tuple(plan)
+
+
+def test_the_plan_is_the_searched_one_for_the_real_gates():
+    for gate in GATES + [CPP_GUARDS]:
+        assert gate_plan(gate) == _plan_by_search(gate)
+
+
+@given(st.lists(st.text(alphabet="abcdAB_é", max_size=16), max_size=8).map(tuple))
+def test_the_plan_is_the_searched_one(literals):
+    assert gate_plan.__wrapped__(literals) == _plan_by_search(literals)
