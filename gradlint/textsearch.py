@@ -201,7 +201,7 @@ def required_strings(pattern: "re.Pattern[str]") -> Optional[Tuple[str, ...]]:
 def _search_plan(pattern: str, flags: int) -> Tuple[Optional[Tuple[str, ...]], bool]:
     """(strings one of which every match starts with, or None; whether no match can
     contain a line break)."""
-    items = _sre_parse.parse(pattern, flags)
+    items = _parsed(pattern, flags)
     leading = _leading_literals(items)
     if leading is not None and min(map(len, leading)) < _MIN_LITERAL:
         leading = None
@@ -211,13 +211,20 @@ def _search_plan(pattern: str, flags: int) -> Tuple[Optional[Tuple[str, ...]], b
 _MIN_LITERAL = 3  # shorter strings occur in nearly every file: no use as a first test
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed(pattern: str, flags: int):
+    """The regex parser's tree of a pattern, read by each planner below (none changes it):
+    parsed once, not once per planner."""
+    return _sre_parse.parse(pattern, flags)
+
+
 @functools.lru_cache(maxsize=None)
 def _starts_lines(pattern: str, flags: int) -> bool:
     """Whether every match starts at the start of a line: each alternative begins with `^`
     in multi-line mode or with `(?<=\r)`. Then, in a text without a lone CR, a line holds a
     match only if one starts at its first character."""
     try:
-        items = _sre_parse.parse(pattern, flags)
+        items = _parsed(pattern, flags)
     except (re.error, RecursionError):
         return False
     return _begins_lines(list(items), bool(flags & re.MULTILINE))
@@ -245,7 +252,7 @@ def _required_literals(pattern: str, flags: int) -> Optional[Tuple[str, ...]]:
     if flags & re.IGNORECASE:
         return None
     try:
-        found = _literals_of_sequence(_sre_parse.parse(pattern, flags))
+        found = _literals_of_sequence(_parsed(pattern, flags))
     except (re.error, RecursionError):
         return None
     if not found or min(map(len, found)) < _MIN_LITERAL:
