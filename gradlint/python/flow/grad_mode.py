@@ -5,11 +5,11 @@ and grad mode is on, in training code or not: calling a layer built normally (it
 require grad) with an inference tensor raises E_SAVE in a plain forward too (torch-semantics
 §1b, §1e), and runs under `no_grad`. Grad mode is on at the module's top level and in a
 function every call of which in this module runs with it on, outside any guard region; a
-region of `enable_grad` turns it on, any other guard is taken to turn it off. A function
-no call of this module runs, or that is named other than by its calls (a callback), is not
-known to run with grad on; nor is anything in a file that switches grad mode off with
-`set_grad_enabled` or freezes parameters (`requires_grad_(False)`, `.requires_grad = False`),
-whose layers may need no grad.
+region of `enable_grad` turns it on, `inference_mode(False)` leaves it as it is, any other
+guard is taken to turn it off. A function no call of this module runs, or that is named
+other than by its calls (a callback), is not known to run with grad on; nor is anything in
+a file that switches grad mode off with `set_grad_enabled` or freezes parameters
+(`requires_grad_(False)`, `.requires_grad = False`), whose layers may need no grad.
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ class GradMode:
     def _regions_of(self) -> Dict[int, List[ScreenRegion]]:
         found: Dict[int, List[ScreenRegion]] = {}
         for region in [*self.flow.outline.regions, *self.flow.user_regions]:
-            if not region.is_decorator:
+            if not region.is_decorator and region.guard.inference is not False:
+                # (`inference_mode(False)` leaves grad mode as it is: the guards around it decide)
                 found.setdefault(id(region.function), []).append(region)
         return found
 

@@ -14,7 +14,7 @@ from gradlint.python.flow import knowledge as torch_api
 from gradlint.python.flow.attached import PRE_HOOK
 from gradlint.python.flow.conversions import is_module_conversion
 from gradlint.python.flow.syntax import dotted, first_argument, is_literal, is_true, keyword, positional, qualified_name, target_names
-from gradlint.python.flow.objects import attributes_below
+from gradlint.python.flow.objects import attributes_below, constructor_stores
 from gradlint.python.flow.threads import hand_offs, may_hand_off
 from gradlint.python.flow.values import REPORTED_AS, THROUGH_PARAMETERS, FlowEvent, Kind, State, Taint, Use, collapse, element_of
 from gradlint.python.ast_walk import walk
@@ -30,6 +30,11 @@ _PASSED_KINDS = {
     "requires_grad_of_module": (Kind.MODULE, Kind.UNKNOWN),
     "mutate_of_module": (Kind.MODULE, Kind.UNKNOWN),
 }
+
+
+def _passes(taint: Taint, kind: str) -> bool:
+    """Whether a value of this kind passed to a function that does `kind` to it is rejected."""
+    return taint.kind in _PASSED_KINDS[kind] and not (taint.bypass and kind in ("mutate", "requires_grad"))
 
 
 def _hooked_input(returned, index: int):
@@ -63,6 +68,8 @@ class Sinks:
                     summary = None if callee is None else self.flow.summaries.get(callee)
                     if summary is not None and summary.turns_mode_off:
                         self._passes_to(node, callee, state, mode_off_only=True)
+                    if callee is not None:
+                        self._handed_to_runner(node, callee, state)
             return
         if not facts.operations or (facts.names.isdisjoint({key.partition(".")[0] for key in state})
                                     and not any(self._returns_tracked(node) for node in facts.operations)):
@@ -90,11 +97,27 @@ class Sinks:
         work = hand_offs(self.flow).work(call, self.function, self.klass)
         if work is None:
             return
-        saved, self.in_inference = self.in_inference, False
+        saved = self.in_inference, self.mode_turned_off
+        self.in_inference, self.mode_turned_off = False, True  # off there whatever the caller's mode
         callee = self.callee(work)
         if callee is not None:
             self._passes_to(work, callee, state)
-        self.in_inference = saved
+        self.in_inference, self.mode_turned_off = saved
+
+    def _handed_to_runner(self, call: ast.Call, runner: ast.AST, state: State) -> None:
+        """A callable handed to a runner that calls it under the mode (`execute_node(sample,
+        guider, x)`: `callbacks.handed_call`): what it does to the values passed where it
+        turns the mode off, it does to the caller's (§1)."""
+        work = self.flow.callbacks.handed_call(self.flow, call, runner)
+        ran = None if work is None else self.flow.callee(work, self.klass, self.function)
+        if ran is None:
+            return
+        if id(ran) not in self._callee_seen:  # (not recorded as called under the mode: the runner is)
+            self._callee_seen.add(id(ran))
+            self.callees.append(ran)
+        self._passes_to(work, ran, state, mode_off_only=True)
+        if isinstance(work.func, ast.Attribute):
+            self._instance_method(work, ran, state, mode_off_only=True)
 
     def _version_read(self, read: ast.Attribute, state: State) -> None:
         """`t._version` of an inference tensor raises in either mode (§1: inference tensors
@@ -205,6 +228,7 @@ class Sinks:
             self._passes_to(call, callee, state)
             if isinstance(func, ast.Attribute):
                 self._instance_method(call, callee, state)
+            self._handed_to_runner(call, callee, state)
         elif imported is not None:
             self._passes_to_imported(call, imported, state)
         else:
@@ -376,6 +400,11 @@ class Sinks:
         if callee is not None and callee.param is not None and callee.param in self.flow.callbacks.parameters(
                 self.function):
             return  # a callable passed in (`reward_fn(ids)`) that the module's calls fill with a lambda
+        if callee is not None and callee.param is not None and self.flow.grad_mode.locally_on(
+                self.function, call) is not False:
+            # `model(x + delta)` on what the function is given, with grad on: a module passed in is
+            # run with autograd recording, which saves its weights (§1b); a tensor is not called
+            self.event("train_module", call, func, callee)
         for argument in call.args:
             taint = self.value(argument, state)
             if taint is not None and taint.kind.may_be_tensor:
@@ -403,27 +432,63 @@ class Sinks:
                 continue
             for kind, used in summary.uses.items():
                 use = used.get(name)
-                if use is not None and taint.kind in _PASSED_KINDS[kind] and not (
-                        taint.bypass and kind in ("mutate", "requires_grad")) and (use.mode_off or not mode_off_only):
+                if use is not None and _passes(taint, kind) and (use.mode_off or not mode_off_only):
                     self.event(kind, call, argument or use.subject, taint, call=call, inner=use.through(call))
+        arguments = {name: argument for name, argument, _ in passed if name is not None and argument is not None}
+        for kind, key, use in summary.attribute_uses():  # `guider.model`: what the object passed holds
+            name, _, path = key.partition(".")
+            taint = self._attribute_passed(arguments[name], path, state) if name in arguments else None
+            if taint is not None and _passes(taint, kind) and (use.mode_off or not mode_off_only):
+                self.event(kind, call, arguments[name], taint, call=call, inner=use.through(call))
 
-    def _instance_method(self, call: ast.Call, method: ast.AST, state: State) -> None:
+    def _attribute_passed(self, argument: ast.AST, path: str, state: State) -> Optional[Taint]:
+        """What the object passed as `argument` holds at `path` (`guider.model`), for a function
+        that does something to that attribute of its parameter; of a parameter of this
+        function, that attribute of it, for this function's summary."""
+        key = dotted(argument)
+        if key is None:
+            return self.object_attributes(argument, state).get(path) if isinstance(argument, ast.Call) else None
+        found = state.get(f"{key}.{path}")
+        root = state.get(key)
+        if found is None and root is not None and root.param == key:
+            found = Taint(root.origin, Kind.UNKNOWN, param=f"{key}.{path}")
+        return found
+
+    def _instance_method(self, call: ast.Call, method: ast.AST, state: State, mode_off_only: bool = False) -> None:
         """`norm.update()` on an instance whose attributes hold tracked values (what its
         constructor was given: `objects.constructor_holdings`): what the method does to
         `self.<a>` it does to them, reported inside it."""
         key = dotted(call.func.value)
-        if key is None or key == "self":
+        if key is None:
             return
         klass = self.flow.class_of(method)
-        seen = self.flow.class_attributes(klass, True) if klass is not None else {}  # the method's own walk has these
-        held = {"self." + name: taint for name, taint in attributes_below(state, key).items()
-                if taint.param is None and taint.kind is not Kind.UNKNOWN
-                and (name not in seen or seen[name].origin is not taint.origin)}
+        root = state.get(key)
+        if key == "self" or (root is not None and root.param == key):
+            held = self._parameter_attributes(key, klass, state)
+        else:
+            seen = self.flow.class_attributes(klass, True) if klass is not None else {}  # the method's own walk has these
+            held = {"self." + name: taint for name, taint in attributes_below(state, key).items()
+                    if taint.param is None and taint.kind is not Kind.UNKNOWN
+                    and (name not in seen or seen[name].origin is not taint.origin)}
         for name, used in self.self_uses(method, frozenset(held)).items():
             for attribute, use in used.items():
                 taint = held[attribute]
-                if taint.kind in _PASSED_KINDS[name] and not (taint.bypass and name in ("mutate", "requires_grad")):
+                if _passes(taint, name) and (use.mode_off or not mode_off_only):
                     self.event(name, call, call.func.value, taint, call=call, inner=use.through(call))
+
+    def _parameter_attributes(self, key: str, klass: Optional[str], state: State) -> State:
+        """`{"self.<a>": taint}` for a method called on a parameter of this function (`key`),
+        or on `self` in a method walked for what it does to its instance's attributes
+        (`self_uses`): the parameter's attributes its constructor stores what it was given in
+        (`guider.model`), each a parameter of this summary; `self.`'s seeded ones."""
+        if key == "self":
+            return {name: taint for name, taint in state.items()
+                    if taint.param == name and name.startswith("self.") and name.count(".") == 1}
+        if klass is None or not self.function:
+            return {}
+        origin = state[key].origin
+        return {"self." + name: Taint(origin, Kind.UNKNOWN, param=f"{key}.{name}")
+                for name in constructor_stores(self.flow, klass)}
 
     def _passes_out(self, call: ast.Call, state: State) -> None:
         """A call this module cannot follow, given a tracked value by name (`x`, `self.x`):

@@ -53,7 +53,7 @@ def handed_work(outline, call: ast.Call, pools: FrozenSet[str]) -> Optional[ast.
     if isinstance(func, ast.Attribute) and func.attr in torch_api.THREAD_POOL_SUBMITS:
         if dotted(func.value) not in pools or not call.args or isinstance(call.args[0], ast.Starred):
             return None
-        return _placed(ast.Call(func=call.args[0], args=list(call.args[1:]), keywords=list(call.keywords)), call)
+        return placed(ast.Call(func=call.args[0], args=list(call.args[1:]), keywords=list(call.keywords)), call)
     target = torch_api.THREAD_CLASSES.get(qualified_name(outline, func) or "")
     if target is None:
         return None
@@ -69,10 +69,10 @@ def handed_work(outline, call: ast.Call, pools: FrozenSet[str]) -> Optional[ast.
     keywords = [] if kwargs is None else [
         ast.keyword(arg=key.value, value=value) for key, value in zip(kwargs.keys, kwargs.values)
         if isinstance(key, ast.Constant) and isinstance(key.value, str)]
-    return _placed(ast.Call(func=work, args=[] if args is None else list(args.elts), keywords=keywords), call)
+    return placed(ast.Call(func=work, args=[] if args is None else list(args.elts), keywords=keywords), call)
 
 
-def _placed(work: ast.Call, call: ast.Call) -> ast.Call:
+def placed(work: ast.Call, call: ast.Call) -> ast.Call:
     """`work` at the position of the hand-off, where a finding carried by it points."""
     ast.copy_location(work, call)
     for item in work.keywords:

@@ -180,6 +180,11 @@ class Summary:
         """Some use is where the function turns the mode off: callers under the mode pass to it too."""
         return any(use.mode_off for used in self.uses.values() for use in used.values())
 
+    def attribute_uses(self) -> List[Tuple[str, str, Use]]:
+        """`(kind, "guider.model", use)` for what the function does to an attribute of a
+        parameter (a method called on it does it to `self.model`)."""
+        return [(kind, name, use) for kind, used in self.uses.items() for name, use in used.items() if "." in name]
+
     def passed_through(self) -> "Summary":
         """What a caller sees of a function walked under the mode, whose results it makes
         fresh itself: only the parameters it returns as they came."""
