@@ -19,8 +19,12 @@ _MAX_CHAIN = 8  # helpers followed back for related locations (summaries may be 
 
 
 def snippet(outline, node: ast.AST) -> str:
-    """The node's code on one line, shortened for a message."""
-    text = " ".join(outline.source(node).split())
+    """The node's code on one line, shortened for a message (`guider.model`, an attribute
+    the flow names of an argument, is the argument's code and the attribute)."""
+    if isinstance(node, ast.Attribute) and getattr(node, "end_col_offset", None) is None:
+        text = f"{' '.join(outline.source(node.value).split())}.{node.attr}"
+    else:
+        text = " ".join(outline.source(node).split())
     return text if len(text) <= MAX_SNIPPET else text[: MAX_SNIPPET - 3] + "..."
 
 

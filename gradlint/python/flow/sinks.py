@@ -439,7 +439,8 @@ class Sinks:
             name, _, path = key.partition(".")
             taint = self._attribute_passed(arguments[name], path, state) if name in arguments else None
             if taint is not None and _passes(taint, kind) and (use.mode_off or not mode_off_only):
-                self.event(kind, call, arguments[name], taint, call=call, inner=use.through(call))
+                subject = ast.Attribute(arguments[name], path, ast.Load())  # (no place of its own: `snippet`)
+                self.event(kind, call, subject, taint, call=call, inner=use.through(call))
 
     def _attribute_passed(self, argument: ast.AST, path: str, state: State) -> Optional[Taint]:
         """What the object passed as `argument` holds at `path` (`guider.model`), for a function
