@@ -155,8 +155,14 @@ class InferenceTensorMutatedOutside(Rule):
       loop target, unpacking) is not taken as a tensor.
     - Python: work handed to another thread (`pool.submit(fn, *args)` on a
       `ThreadPoolExecutor` the code shows it made, `threading.Thread(target=fn, args=(...))`)
-      is followed as the call `fn(*args)` with the mode off (torch-semantics §3); `map`, a
-      pool passed in, `functools.partial` and lambdas as the work are not.
+      is followed as the call `fn(*args)` with the mode off (torch-semantics §3), whatever
+      mode the code handing it over runs in; `map`, a pool passed in, `functools.partial`
+      and lambdas as the work are not. A function of the module that calls the callable it
+      is given under the mode and returns its result (`def execute_node(fn, *args): with
+      torch.inference_mode(): return fn(*args)`) is followed as the call it makes
+      (`execute_node(sample, guider, x)` as `sample(guider, x)`, a bound method `node.run`
+      too) under the mode; one that passes on anything but its own parameters
+      (`fn(x.to(device))`) is not.
     - Python: a value kept in a dict and read back by key (`d["a"]`), stored with
       `setattr` by a name the code does not spell (a literal, or each key of a dict display
       a loop runs over), read with `getattr`, or passed through a global set in another
@@ -192,11 +198,16 @@ class InferenceTensorMutatedOutside(Rule):
       `@dataclass`'s fields): read as `inst.loc` where the instance is named, copied into by
       `inst.load_state_dict(sd)` when it is a registered buffer or an `nn.Parameter` (a plain
       attribute is no part of the state dict), and updated by a method called on it
-      (`inst.recenter(x)` doing `self.loc.lerp_(...)`). An object a function of the module
-      returns (`state = make_state(n)` with `return State(buffer=torch.empty(n))`) holds
-      what it held there, made under the mode when the call runs under it. Not followed: an
-      instance used without a name (`Cls(t).loc`) or passed to another function,
-      `Base.__init__(self, t)` spelled out, and `setattr` with a computed name.
+      (`inst.recenter(x)` doing `self.loc.lerp_(...)`, and the methods it calls on `self`).
+      An object a function of the module returns (`state = make_state(n)` with `return
+      State(buffer=torch.empty(n))`) holds what it held there, made under the mode when the
+      call runs under it. A method called on a parameter of a function
+      (`guider.predict_noise(x)`) does to it what it does to the attributes its class's
+      constructor stores of what it is given (`guider.model`): the caller's object holds
+      them (callers in the same file; importers do not read it). Not followed: an instance
+      used without a name (`Cls(t).loc`), the attributes of a parameter set other than by
+      its constructor, `Base.__init__(self, t)` spelled out, and `setattr` with a computed
+      name.
     - Python: a module's own tensor (a registered buffer, an `nn.Parameter`, `lin.weight`, a
       parameter of a module passed in) converted under the mode to a dtype the code reads
       from elsewhere (`buf.to(x.dtype)`, `t.to(saved_dtypes[k])`, `t.type_as(x)`) is taken

@@ -18,8 +18,10 @@ class ModuleBuiltUnderInferenceMode(Rule):
     `nn.Module`, constructed inside `with torch.inference_mode():` (or a function decorated
     with it) and later, outside the region, put in training mode (`.train()`), asked for its
     parameters (`.parameters()`, `.named_parameters()`, as when building an optimizer), or
-    called in code that runs `.backward()`. The module is followed through names, `self.`
-    attributes and same-module calls; as in C++, the finding points at the construction (what
+    called with grad mode on in code that runs `.backward()` (a function it is passed to
+    too: `fgsm(model, x)` doing `model(x + delta)`, and one that reaches it as an
+    attribute of an object it is given, `guider.model`). The module is followed through
+    names, `self.` attributes and same-module calls; as in C++, the finding points at the construction (what
     has to move) and names the first training use. A module converted to another dtype under
     the mode (`model.half()`, `model.to(torch.bfloat16)`, also in a function it is passed to)
     counts as built there, and is reported at the conversion; converting it again outside the
@@ -100,8 +102,15 @@ class ModuleBuiltUnderInferenceMode(Rule):
     - Python: a module made by a function of the file handed by name to a runner that calls
       it under the mode and returns its result (`execute_node(load_model, path)`, with
       `def execute_node(fn, *args): with torch.inference_mode(): return fn(*args)`) counts as
-      built under the mode; a runner that hands the callable on (a thread, a queue) is not
-      followed.
+      built under the mode. What the callable such a runner runs does to the values passed
+      where it turns the mode off (an `inference_mode(False)` block, work handed to a
+      thread) is followed (`execute_node(node.run, models)`); a runner that hands the
+      callable on (a thread, a queue) is not.
+    - Python: a parameter called in training code is taken to be a module run with autograd
+      recording, unless the module's calls fill it with a lambda or a function of the file,
+      or a guard of the function turns grad mode off around the call (`torch.no_grad()`). A
+      frozen module run so (a teacher whose output needs no grad) is reported too: torch
+      records its forward, and raises once its input or a second layer needs grad (§1b).
     - Python: a conversion outside the mode counts when the dtype is written out (`half()`,
       `to(torch.float16)`), not one read from elsewhere (`model.to(dtype)`); a module the
       mode only converted (`model.half()` under it, on a module built elsewhere) is not
