@@ -58,6 +58,8 @@ def module_exports(outline, path: str) -> Optional[ModuleExports]:
         uses = []
         for kind, used in sorted(summary.uses.items()):
             for parameter, use in sorted(used.items()):
+                if "." in parameter:
+                    continue  # an attribute of a parameter (`guider.model`): importers do not read it
                 if use.elsewhere is not None:
                     uses.append((kind, parameter, use.elsewhere))
                     continue
