@@ -27,11 +27,12 @@ def check(file):
                 f"{outline.place_of(event.node)}{passed_through(outline, event)}: its forward fails"))
             continue
         converted = id(origin) in flow.conversions or is_conversion(outline, origin)
+        through = passed_through(outline, event)
         yield Diagnostic(
             *outline.span(origin),
             f"module `{snippet(outline, event.subject)}` {'converted' if converted else 'built'} under inference mode "
-            f"is trained at {outline.place_of(event.node)}{passed_through(outline, event)}: no weight gradients; "
-            f"{'convert a copy' if converted else 'build it outside'}",
+            f"is trained at {outline.place_of(event.node)}{through}: {'' if through else 'no weight gradients; '}"
+            f"{'convert a copy' if converted else 'build it outside'}",  # (the helper's line says more than the consequence)
         )
 
 
