@@ -220,10 +220,8 @@ def read_bytes_and_status(path: str) -> Tuple[bytes, os.stat_result]:
             chunk = os.read(descriptor, asked)
             if not chunk:
                 return b"".join(chunks), status
-            if not chunks and len(chunk) == status.st_size:
-                # all the bytes fstat counted, in one read that asked for more: the end of a
-                # file that did not grow (most files: one read instead of two)
-                return chunk, status
+            if not chunks and len(chunk) == status.st_size:  # all fstat counted, though more was asked:
+                return chunk, status  # the end of a file that did not grow (one read, not two)
             chunks.append(chunk)
     except IsADirectoryError:
         raise SourceError("is a directory") from None
