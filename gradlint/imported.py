@@ -57,12 +57,16 @@ def check_with_imports(linter: Linter, path: str, text: str, language: Language)
                      - {os.path.abspath(path)})
     if not modules:
         return findings
-    from gradlint.python.project import ProjectIndex, passed_names, split_alias
+    from gradlint.python.project import ProjectIndex, passed_names, split_alias, unsummarized_asked
 
     exports = {}
     quiet = []
     for module in modules:
         report = linter.check_path(module)
+        asked = report.exports and report.exports[4] and unsummarized_asked(report.exports, [
+            entry for imported, names in imports for entry in names if module in _candidates(path, imported)])
+        if asked:  # exported functions its flow left unsummarized (`flow.deferred`): walked now
+            report = linter.check_path(module, project=ProjectIndex({}, None, {module: asked}))
         if report.exports is not None:
             exports[module] = report.exports
         else:

@@ -196,7 +196,7 @@ class ProjectFacts:
         imports, exports, dependencies, entered = data
         if not _pairs(imports, str, tuple) \
                 or not all(map(isinstance, chain.from_iterable(map(_second, imports)), repeat(str))) \
-                or not (exports is None or isinstance(exports, tuple) and len(exports) == 4) \
+                or not (exports is None or isinstance(exports, tuple) and len(exports) == 5) \
                 or not _pairs(dependencies, str, bytes):
             raise ValueError("not cached project facts")
         return cls(imports, exports, dependencies, bool(entered))

@@ -436,7 +436,7 @@ class _Taken:
                 self.facts[path] = (position, decoded, digest)
         self.cached = []
         # in input order, as a run that found none in the cache holds them
-        self.facts = dict(sorted(self.facts.items(), key=_position))
+        self.facts = dict(sorted(self.facts.items(), key=lambda item: item[1][0]))
         return refused
 
     def take_result(self, path: str, result: tuple) -> None:
@@ -492,10 +492,6 @@ class _Taken:
             self.take(path, cached, pool.ready_results)
 
 
-def _position(item: tuple) -> int:
-    return item[1][0]
-
-
 def _second_pass(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> None:
     """`_follow_imports`, unless the cache is its result over these very files: a run that
     found every file in the cache, whose index a run over the same files (the same paths in
@@ -528,6 +524,7 @@ def _follow_imports(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> Non
     if not any(facts.exports is not None or facts.dependencies for _, facts, _ in facts_of.values()):
         return  # no flow ran anywhere, and no cached report read a summary
     # (only modules' summaries need it)
+    from gradlint.python import project
     from gradlint.python.project import ModuleFinder, ProjectIndex, covers, merged, passed_names, split_alias
 
     python_paths = dict(zip(job.absolute_all(path for path, _ in taken.python_paths), taken.python_paths))
@@ -553,6 +550,8 @@ def _follow_imports(job: _Job, taken: _Taken, pool: Optional[WorkerPool]) -> Non
             if done is not None and done[2] is not None:
                 request = merged(done[2], request)  # what was asked before is asked still
             summarizing.append((path, position, (path, ProjectIndex({}, {path: request}), (), None)))
+    summarizing += [(path, position, (path, ProjectIndex({}, None, {path: names}), (), None))  # (left unsummarized)
+                    for path, position, names in project.asked_exports(facts_of, finder, python_paths)]
     for (path, position, _), result in zip(summarizing, _lint_all(job, pool, [call for _, _, call in summarizing])):
         taken.replace(path, position, result)
     index = ProjectIndex({path: facts.exports for path, (_, facts, _) in facts_of.items() if facts.exports})

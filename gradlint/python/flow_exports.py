@@ -9,7 +9,7 @@ from typing import Optional
 
 from gradlint.diagnostics import Related
 from gradlint.python.flow import Kind
-from gradlint.python.flow.deferred import exported_functions
+from gradlint.python.flow.deferred import exported_functions, left_deferred
 from gradlint.python.flow.syntax import parameter_names
 from gradlint.python.flow.user_guards import user_guard_names
 from gradlint.python.flow_report import snippet, value_places
@@ -27,7 +27,14 @@ def module_summary(outline, path: str) -> Optional[tuple]:
     if exports is None:
         return exports_to_data({}, request=((), (), ()), guards=guards) if guards else None  # (nothing summarized)
     flow = outline.__dict__["_inference_flow"]
-    return exports_to_data(exports, flow.passed_out, getattr(outline, "summarized", None), guards)
+    return exports_to_data(exports, flow.passed_out, getattr(outline, "summarized", None), guards,
+                           unsummarized_exports(flow))
+
+
+def unsummarized_exports(flow) -> tuple:
+    """The exported functions the flow deferred and nothing read (`flow.deferred`): what
+    they do to their parameters is not in the exports until an importer asks."""
+    return tuple(sorted(name for name, function in exported_functions(flow) if left_deferred(flow.summaries, function)))
 
 
 def module_exports(outline, path: str) -> Optional[ModuleExports]:
@@ -47,7 +54,7 @@ def module_exports(outline, path: str) -> Optional[ModuleExports]:
 
     exports: ModuleExports = {}
     for name, function in exported_functions(flow):
-        summary = flow.summaries.get(function)
+        summary = dict.get(flow.summaries, function)  # (not a deferred one's walk: `unsummarized_exports`)
         if summary is None:
             continue
         returns = None

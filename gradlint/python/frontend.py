@@ -259,6 +259,7 @@ class PythonLanguage(Language):
         imported = project.imported_names(path, outline.module)
         outline.imported_names = imported  # read by the flow (`flow.analysis`)
         outline.summarized = project.request_for(path)  # the flow runs to summarize these functions
+        outline.exports_asked = project.asked_for(path)  # and walks these (`flow.deferred`)
         return bool(imported) or outline.summarized is not None
 
     def exports(self, path: str, outline):

@@ -106,17 +106,28 @@ Request = Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]
 
 
 def exports_to_data(exports: Optional[ModuleExports], passed: Iterable[str] = (),
-                    request: Optional[Request] = None, guards: Iterable[str] = ()) -> Optional[tuple]:
+                    request: Optional[Request] = None, guards: Iterable[str] = (),
+                    unsummarized: Iterable[str] = ()) -> Optional[tuple]:
     """The module's summary as data (it crosses into worker processes and the result cache):
     None: the module's flow did not run and it defines no guard; else (its exported
     functions, possibly none; the names of the functions and methods of other modules it
     passed a tracked value to; the `Request` it was summarized for, None when its own flow
     ran over all of it; the names of its classes and functions a `with` on which turns
-    inference mode on, `flow.user_guards`)."""
+    inference mode on, `flow.user_guards`; the exported functions its flow left unwalked,
+    `flow.deferred`, summarized when an importer imports them: `unsummarized_asked`)."""
     if exports is None:
         return None
     return (tuple(function.to_data() for function in exports.values()), tuple(sorted(passed)), request,
-            tuple(sorted(guards)))
+            tuple(sorted(guards)), tuple(sorted(unsummarized)))
+
+
+def unsummarized_asked(data: Optional[Sequence], imported: Iterable[str]) -> frozenset:
+    """Of the names an importer imports from the module (`from_imports` entries), those that
+    name an exported function left unsummarized (a class: one of its methods)."""
+    if not data or not data[4]:
+        return frozenset()
+    owners = {name.partition(".")[0] for name in data[4]}
+    return frozenset(name for name in map(itemgetter(0), map(split_alias, imported)) if name in owners)
 
 
 def exports_from_data(data: Optional[Sequence]) -> Optional[ModuleExports]:
@@ -213,14 +224,42 @@ class ModuleFinder:
 _names_of = itemgetter(1)  # of a `FromImports` entry
 
 
+def asked_exports(facts_of: Dict[str, tuple], finder: ModuleFinder,
+                  modules: Dict[str, Tuple[str, int]]) -> List[Tuple[str, int, frozenset]]:
+    """(module's path and position, the names its importers import that name exported functions it left
+    unsummarized: `unsummarized_asked`), each module checked again with them asked for
+    (`ProjectIndex.asked`). `facts_of`: path -> (position, `ProjectFacts`, digest) of the
+    run's files; `modules`: absolute path -> (path, position) of its modules."""
+    exports = {path: facts.exports for path, (_, facts, _) in facts_of.items() if facts.exports and facts.exports[4]}
+    owners = frozenset(name.partition(".")[0] for data in exports.values() for name in data[4])
+    asked: Dict[str, frozenset] = {}
+    if not owners:
+        return []  # (most runs)
+    for importer, (_, facts, _) in facts_of.items():
+        for module, names in facts.imports:
+            if owners.isdisjoint(name for name, _ in map(split_alias, names)):
+                continue  # (most imports: no module to find)
+            target = finder.resolve(importer, module)
+            if target is None or target == os.path.abspath(importer) or target not in modules:
+                continue
+            found = unsummarized_asked(exports.get(modules[target][0]), names)
+            if found:
+                asked[target] = asked.get(target, frozenset()) | found
+    return [(*modules[target], names) for target, names in sorted(asked.items())]
+
+
 class ProjectIndex:
     """The exporting modules of one run, found by the import statements of their importers."""
 
-    def __init__(self, exports: Dict[str, tuple], summarize: Optional[Dict[str, Request]] = None) -> None:
+    def __init__(self, exports: Dict[str, tuple], summarize: Optional[Dict[str, Request]] = None,
+                 asked: Optional[Dict[str, frozenset]] = None) -> None:
         """`exports`: path -> the data `Language.exports` gave (`exports_to_data`);
         `summarize`: modules whose flow runs to summarize them though they never enter
-        inference mode (what the functions their importers ask for do to their parameters)."""
+        inference mode (what the functions their importers ask for do to their parameters);
+        `asked`: modules checked again, their flow walking the exported functions their
+        importers import (`unsummarized_asked`)."""
         self.requests = {os.path.abspath(path): request for path, request in (summarize or {}).items()}
+        self.asked = {os.path.abspath(path): names for path, names in (asked or {}).items()}
         self.exports: Dict[str, ModuleExports] = {}
         self.guards: Dict[str, frozenset] = {}  # a module -> the guards it defines
         for path, data in exports.items():
@@ -238,10 +277,13 @@ class ProjectIndex:
         self._finder = ModuleFinder({*self.exports, *self.guards})
 
     def __bool__(self) -> bool:
-        return bool(self.exports or self.requests or self.guards)
+        return bool(self.exports or self.requests or self.guards or self.asked)
 
     def request_for(self, path: str) -> Optional[Request]:
         return self.requests.get(os.path.abspath(path))
+
+    def asked_for(self, path: str) -> Optional[frozenset]:
+        return self.asked.get(os.path.abspath(path)) if self.asked else None
 
     def resolve(self, importer: str, module: str, level: int = 0) -> Optional[str]:
         return self._finder.resolve(importer, module, level)
@@ -304,6 +346,7 @@ class ProjectIndex:
         """The index of only these modules (what a worker is sent for one file)."""
         index = ProjectIndex({})
         index.requests = {path: request for path, request in self.requests.items() if path in paths}
+        index.asked = {path: names for path, names in self.asked.items() if path in paths}
         index.exports = {path: self.exports[path] for path in paths if path in self.exports}
         index.guards = {path: self.guards[path] for path in paths if path in self.guards}
         index._index()

@@ -2,6 +2,7 @@
 scopes that cannot track anything are not walked (`gradlint.python.flow.untracked`), and
 not walking them changes nothing the flow finds. Work is counted (scopes walked,
 statements transferred), never timed."""
+import ast
 import glob
 import os
 
@@ -9,7 +10,8 @@ import pytest
 
 from gradlint.python.flow import analysis, untracked
 from gradlint.python.flow.analysis import InferenceFlow
-from gradlint.python.flow_exports import module_exports
+from gradlint.python.flow.deferred import exported_functions
+from gradlint.python.flow_exports import module_exports, unsummarized_exports
 from gradlint.python.outline import parse_outline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -28,11 +30,21 @@ def _found(flow: InferenceFlow):
                      _where(event.taint.origin), event.taint.certain,
                      None if event.inner is None else _where(event.inner.raised)) for event in flow.events)
     exits = sorted((_where(statement), sorted(state)) for statement, state in flow.region_exits.items())
-    attributes = sorted((klass, sorted(state)) for klass, state in flow.attribute_taints.items())
+    # (a class whose walked methods leave nothing reads as one with none walked)
+    attributes = sorted((klass, sorted(state)) for klass, state in flow.attribute_taints.items() if state)
     flow.outline.__dict__["_inference_flow"] = flow
     exported = module_exports(flow.outline, "module.py")
     made = {_where(function): repr(summary.key()) for function, summary in dict.items(flow.summaries)}
     return (events, exits, attributes, exported), made
+
+
+def _asking_all(text: str) -> InferenceFlow:
+    """The flow of `text` with every exported function asked for, as the second pass asks
+    for those its importers import (`ProjectIndex.asked`)."""
+    outline = parse_outline(text)
+    outline.exports_asked = frozenset(
+        name.partition(".")[0] for name, _ in exported_functions(InferenceFlow(parse_outline(text))))
+    return InferenceFlow(outline)
 
 
 @pytest.mark.parametrize("path", PYTHON_FIXTURES, ids=lambda path: os.path.relpath(path, ROOT))
@@ -42,10 +54,19 @@ def test_scopes_left_unwalked_change_nothing(path, monkeypatch):
     is the one walking every scope makes; nor does walking every scope in every pass."""
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
-    skipping, made = _found(InferenceFlow(parse_outline(text)))
+    flow = InferenceFlow(parse_outline(text))
+    unsummarized = unsummarized_exports(flow)
+    skipping, made = _found(flow)
+    asked, _ = _found(asked_flow := _asking_all(text))
+    assert unsummarized_exports(asked_flow) == ()
     monkeypatch.setattr(untracked.UntrackedSources, "sources", lambda self, function, klass: untracked.SOMETHING)
     walking, every = _found(InferenceFlow(parse_outline(text)))
-    assert skipping == walking
+    assert asked == walking
+    # the exports name the functions left unwalked; the others' summaries are those walking makes
+    assert skipping[:3] == walking[:3]
+    assert set(unsummarized) <= set(walking[3] or ()) | {name for name, _ in exported_functions(flow)}
+    assert skipping[3] == (None if walking[3] is None else {
+        name: function for name, function in walking[3].items() if name not in unsummarized})
     assert {where: every.get(where) for where in made} == made
     # nor does an empty summary read as none (`deferred.read_key`: a scope whose callees
     # summarize nothing is not walked again), nor walking every scope again in each pass
@@ -91,9 +112,14 @@ def work(monkeypatch):
     monkeypatch.setattr(analysis.Scope, "run", counting_run)
     monkeypatch.setattr(analysis.Scope, "transfer", counting_transfer)
 
-    def measure(text: str):
+    def measure(text: str, asked: bool = False):
+        """`asked`: every top-level function and class asked for, as an importer asks (`deferred`)."""
         counts.update(scopes=0, statements=0)
-        flow = InferenceFlow(parse_outline(text))
+        outline = parse_outline(text)
+        if asked:
+            outline.exports_asked = frozenset(statement.name for statement in outline.module.body
+                                              if isinstance(statement, (ast.FunctionDef, ast.ClassDef)))
+        flow = InferenceFlow(outline)
         return dict(counts), sorted((event.kind, event.node.lineno) for event in flow.events)
     return measure
 
@@ -106,11 +132,15 @@ def test_tests_that_cannot_track_anything_cost_no_walk(work):
 
 
 def test_scopes_that_can_track_cost_in_proportion(work):
-    counts = [work(_module(tests=0, helpers=helpers))[0] for helpers in (10, 20, 30)]
+    """Helpers an importer asks for are walked, each once; helpers nothing calls and no
+    importer asks for are not (only their parameters could bring a value: `deferred`)."""
+    counts = [work(_module(tests=0, helpers=helpers), asked=True)[0] for helpers in (10, 20, 30)]
     scopes = [count["scopes"] for count in counts]
     statements = [count["statements"] for count in counts]
     assert scopes[1] - scopes[0] == scopes[2] - scopes[1] == 10
     assert statements[1] - statements[0] == statements[2] - statements[1] > 0
+    assert work(_module(tests=0, helpers=10))[0] == work(_module(tests=0, helpers=30))[0]
+    assert work(_module(tests=0, helpers=30))[1] == work(_module(tests=0, helpers=30), asked=True)[1]
 
 
 def test_a_scope_whose_region_a_helper_chooses_is_walked():

@@ -351,3 +351,37 @@ def test_absolute_paths_of_a_run_of_paths_are_each_paths_own(tmp_path, monkeypat
     job = runner._Job(SETTINGS, verbose=False, mode="check", write=False, cache_dir=None)
     paths = [path for path in PATH_SHAPES if not path.endswith("/")] + ["pkg/a.py", "pkg/b.py", "other/c.py", "pkg/d.py"]
     assert job.absolute_all(paths) == [os.path.abspath(path) for path in paths]
+
+
+def test_an_exported_helper_its_own_module_left_unwalked_is_summarized_when_an_importer_imports_it(
+        tmp_path, monkeypatch):
+    """returns.py enters inference mode itself, so its flow runs over all of it, and defers its
+    helpers that only their parameters can reach (`flow.deferred`): its exports name them
+    unsummarized; the second pass checks it again with those main.py imports asked for, and
+    the findings are those of the flow that walks every scope, cold, warm, and in
+    the language server's check of one file."""
+    from gradlint.imported import check_with_imports
+    from gradlint.python.flow import untracked
+    from gradlint.python.frontend import PYTHON
+
+    folder = _copy_project(tmp_path, ROLLOUT)
+    returns = folder / "returns.py"
+    returns.write_text(returns.read_text() + "\n\ndef evaluate(policy):\n    with torch.inference_mode():\n"
+                       "        return policy(torch.randn(4)).sum()\n")
+    first = Linter(SETTINGS).check_path(str(returns)).exports
+    assert [function[0] for function in first[0]] == ["evaluate"]  # (what it returns is made under the mode)
+    assert first[2] is None and first[4] == ("discounted", "standardize_")
+    asked = ProjectIndex({}, None, {str(returns): frozenset({"standardize_"})})
+    again = Linter(SETTINGS).check_path(str(returns), project=asked).exports
+    assert sorted(function[0] for function in again[0]) == ["evaluate", "standardize_"] and again[4] == ("discounted",)
+    expected = [("main.py", 19, "GL201")]
+    cache = str(tmp_path / "cache")
+    assert _findings(folder, jobs=1, cache_dir=None) == expected
+    assert _findings(folder, jobs=1, cache_dir=cache) == expected
+    assert _findings(folder, jobs=1, cache_dir=cache) == expected
+    main = folder / "main.py"
+    found = check_with_imports(Linter(SETTINGS), str(main), main.read_text(), PYTHON)
+    assert [(finding.start.line, finding.code) for finding in found] == [(19, "GL201")]
+    monkeypatch.setattr(untracked.UntrackedSources, "sources", lambda self, function, klass: untracked.SOMETHING)
+    assert Linter(SETTINGS).check_path(str(returns)).exports[4] == ()
+    assert _findings(folder, jobs=1, cache_dir=None) == expected

@@ -12,9 +12,11 @@ nobody reads is never made; in a large test module most helpers are such.
 
 The fixpoint compares the summaries either pass made (a deferred one read in one pass is
 made for the other too), so it ends where walking every scope ends. The functions an
-importer may call (`exported`) are never deferred: their summaries are the module's
-exports (`gradlint.python.flow_exports`). `tests/performance/test_flow_work.py` holds the
-flow with deferral to the flow that walks every scope on every fixture.
+importer may call (`exported`) are deferred too: the module's exports name those left
+unwalked (`gradlint.python.flow_exports`), and the second pass checks the module again
+with the ones its importers import asked for (`asked_exports`: never deferred then).
+`tests/performance/test_flow_work.py` holds the flow with deferral to the flow that walks
+every scope on every fixture.
 """
 from __future__ import annotations
 
@@ -47,6 +49,21 @@ def exported_functions(flow) -> List[Tuple[str, ast.AST]]:
     return kept_on(flow, "_exported_functions", lambda: [*flow.functions.items(), *(
         (f"{klass}.{name}", function) for (klass, name), function in flow.methods.items()
         if klass in flow.classes and flow.class_of(function) == klass)])
+
+
+def asked_exports(flow) -> frozenset:
+    """The ids of the exported functions the run asks the module to summarize whatever
+    their callers (`outline.exports_asked`: the names its importers import, a class's
+    standing for its methods), walked even when only their parameters can bring a value."""
+    asked = getattr(flow.outline, "exports_asked", None)
+    if not asked:
+        return frozenset()
+    return frozenset(id(function) for name, function in exported_functions(flow) if name.partition(".")[0] in asked)
+
+
+def left_deferred(summaries, function) -> bool:
+    """Whether the last pass deferred `function` and no walk read its summary."""
+    return isinstance(summaries, PassSummaries) and id(function) in summaries._deferred
 
 
 class PassSummaries(dict):

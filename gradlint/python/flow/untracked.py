@@ -20,7 +20,8 @@ import ast
 from typing import FrozenSet, Optional
 
 from gradlint.python.flow.attached import HOOK, PRE_HOOK
-from gradlint.python.flow.deferred import exported_functions
+from gradlint.python.flow.caches import memoized_under_mode
+from gradlint.python.flow.deferred import asked_exports
 from gradlint.python.flow.objects import class_of_value
 from gradlint.python.flow.syntax import all_parameter_names
 
@@ -36,15 +37,18 @@ class UntrackedSources:
         bringing = [function for function, summary in flow.summaries.items() if _brings(summary)]
         self._returning: FrozenSet[str] = frozenset(function.name for function in bringing)
         self._bringing = frozenset(id(function) for function in bringing)
-        self._exported = frozenset(id(function) for _, function in exported_functions(flow))
+        self._exported = asked_exports(flow)  # (the others are deferred as any scope: `deferred`)
         self._holding: FrozenSet[str] = frozenset(
             name for pool in (flow.attribute_taints, flow.called_attributes) for name, state in pool.items() if state)
         # `model(x)` may run any module's forward, `Fn.apply(x)` an autograd Function's
         self._forward_returns = "forward" in self._returning
         self._any_call = self._forward_returns and bool(flow.module_classes)
         self._classes_returning = "__init__" in self._returning  # `Cls(...)` runs `__init__`
+        # memoized functions a call under the mode ran: a later call returns what it made (`caches`)
+        memoized = [function for function in flow.called_under.values() if memoized_under_mode(flow, function)]
+        self._memoized, self._memoized_ids = frozenset(f.name for f in memoized), frozenset(map(id, memoized))
         # no call can bring anything (the first pass: no summary yet): the calls need not be read
-        self._calls_matter = bool(self._returning or self._holding) or flow.imported is not None
+        self._calls_matter = bool(self._returning or self._holding or memoized) or flow.imported is not None
 
     def holds_nothing(self, function: Optional[ast.AST], klass: Optional[str]) -> bool:
         """Whether walking the scope (`function`, None for the module's top level) cannot
@@ -63,7 +67,7 @@ class UntrackedSources:
                 return SOMETHING
             if any(name not in ("self", "cls") for name in all_parameter_names(function)):
                 if id(function) in self._exported:
-                    return SOMETHING  # its summary is among the module's exports
+                    return SOMETHING  # an importer asked for its summary
                 found = PARAMETERS
                 if flow.classes_holding and flow.parameter_classes(function):
                     return SOMETHING  # a parameter seeded with what its class's instances hold
@@ -89,6 +93,8 @@ class UntrackedSources:
             callee = self.flow.callee(call, klass, function)
             if callee is not None and id(callee) in self._bringing:
                 return True
+        if name in self._memoized and id(self.flow.callee(call, klass, function)) in self._memoized_ids:
+            return True
         attached = self.flow.attached
         if attached.any and any(attached.hooks_for(kind, call, function, klass) for kind in (PRE_HOOK, HOOK)):
             return True  # what a hook returns is the forward's input or output (`attached`)
