@@ -152,7 +152,7 @@ class Rule:
         method = getattr(self, f"{name}_{language}", None)
         if method is not None:
             return method
-        if language not in _language_modules(type(self).__module__):
+        if language not in _submodules(type(self).__module__):  # (its language module, if any)
             return None
         return getattr(importlib.import_module(f"{type(self).__module__}.{language}"), name, None)
 
@@ -217,13 +217,20 @@ def _prefilters_of(rule: type, language: str) -> Tuple["re.Pattern[str]", ...]:
 def _language_modules(module_name: str) -> Tuple[str, ...]:
     """`python`, `cpp`: the language modules of a rule package (found, not imported)."""
     from gradlint.frontend import languages
+
+    names = {language.name for language in languages()}
+    return tuple(name for name in _submodules(module_name) if name in names)
+
+
+@functools.lru_cache(maxsize=None)
+def _submodules(module_name: str) -> Tuple[str, ...]:
+    """The modules of a rule package (found, not imported); none for a rule module. A run
+    asks whether its language is among them without importing every front end for the
+    names of all languages (`_language_modules`)."""
     from gradlint.modules_on_disk import modules_in
 
     path = getattr(sys.modules.get(module_name), "__path__", None)
-    if path is None:
-        return ()
-    names = {language.name for language in languages()}
-    return tuple(name for folder in path for name, _ in modules_in(folder) if name in names)
+    return () if path is None else tuple(name for folder in path for name, _ in modules_in(folder))
 
 
 @functools.lru_cache(maxsize=None)

@@ -139,7 +139,7 @@ class PythonFile:
     def place_of(self, node) -> str:
         """Where `node` starts, for a message that points elsewhere: `line 12`, or in a
         notebook the line a user sees, `cell 3, line 2`."""
-        from gradlint.notebook.program import place
+        from gradlint.python.outline import place
 
         return place(self.text, self._lines, self.span(node)[0])
 

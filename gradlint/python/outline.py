@@ -152,8 +152,6 @@ class Outline:
 
     def place_of(self, node: ast.AST) -> str:
         """`line 12`, or in a notebook `cell 3, line 2` (see `PythonFile.place_of`)."""
-        from gradlint.notebook.program import place
-
         return place(self.text, self._lines, self.span(node)[0])
 
     @cached_property
@@ -567,3 +565,13 @@ class OutlineFile:
     path: str
     text: str
     outline: Outline
+
+
+def place(text: str, lines: LineIndex, offset: int) -> str:
+    """`notebook.program.place`, without importing the notebook modules for a file with no
+    cell marker (every Python file)."""
+    if "\ue000 cell " not in text:
+        return f"line {lines.position(offset).line}"
+    from gradlint.notebook.program import place as in_program
+
+    return in_program(text, lines, offset)

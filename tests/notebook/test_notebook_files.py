@@ -248,3 +248,24 @@ def test_code_cells_beyond_the_size_limit_are_skipped_with_a_note(folder, monkey
     result = run("check", "big.ipynb", "--select", "GL402", "--no-cache")
     assert result.exit_code == 0, result.output
     assert "big.ipynb: skipped: its code cells hold 0.0 MB, more than the 0 MB gradlint parses" in result.stderr
+
+
+def test_a_place_is_named_as_the_notebook_program_names_it_without_importing_it_for_a_python_file():
+    """`outline.place` answers a file with no cell marker itself (`line N`), as
+    `notebook.program.place` does; a notebook's program (markers) goes to it."""
+    from gradlint.diagnostics import LineIndex
+    from gradlint.notebook import program
+    from gradlint.python.outline import place
+
+    notebook = NOTEBOOK.decode(json.dumps({"cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# eval\n"]},
+        {"cell_type": "code", "metadata": {}, "source": ["import torch\n", "x = 1\n"], "outputs": [],
+         "execution_count": None},
+        {"cell_type": "code", "metadata": {}, "source": ["y = x\n", "z = y\n"], "outputs": [],
+         "execution_count": None}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()).text
+    plain = "import torch\n\nx = 1\r\ny = x  # cell 2\n"
+    for text in (plain, notebook):
+        lines = LineIndex(text)
+        assert [place(text, lines, offset) for offset in range(len(text))] == [
+            program.place(text, lines, offset) for offset in range(len(text))]
+    assert place(notebook, LineIndex(notebook), notebook.index("z = y")) == "cell 3, line 2"
