@@ -1,6 +1,8 @@
 """The screens (read from CPython's `ast` before libcst parses anything) do their job: code
 that only names a guard is never parsed by libcst, and what they let through is still found.
 That each screen is a necessary condition of its rule is tested with the prefilters."""
+import glob
+import os
 import textwrap
 
 import pytest
@@ -291,3 +293,22 @@ def test_gl407_reads_only_the_blocks_that_call_the_switch(monkeypatch):
     found = list(rule.check("python", PYTHON.parse("validate.py", text)))
     assert [text.count("\n", 0, diagnostic.start) + 1 for diagnostic in found] == [text.count("\n") - 3]
     assert asked == [text.count("\n") - 3]  # the body of validate, whose first line is the switch
+
+
+_PYTHON_FIXTURES = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "fixtures", "python", "**", "*.py"), recursive=True))
+
+
+@pytest.mark.parametrize("path", _PYTHON_FIXTURES, ids=os.path.basename)
+def test_gl301_asks_which_classes_are_functions_only_for_a_region_in_a_method_so_named(path):
+    """GL301 resolves the classes' bases only when some inference-mode region is in a method
+    named as torch's Function methods are (`forward`, `backward`, ...): its findings are
+    those it makes reading every region, on every fixture."""
+    from gradlint.rules.gl301_inference_mode_in_autograd_function.python import _findings
+
+    with open(path, encoding="utf-8") as handle:
+        outline = parse_outline(handle.read())
+    if outline is None:
+        return
+    every = [(id(guard.node), id(method), id(region)) for guard, method, region in _findings(outline, every_region=True)]
+    assert [(id(guard.node), id(method), id(region)) for guard, method, region in _findings(outline)] == every

@@ -4,6 +4,7 @@ only renders the fix."""
 import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Fix, Safety, quoted
+from gradlint.knowledge import names
 from gradlint.python.edits import remove_line, unwrap_with
 from gradlint.rule import screen_of
 
@@ -22,14 +23,24 @@ def check(file):
         )
 
 
-def _findings(outline):
+def _findings(outline, every_region: bool = False):
     """(guard, method, region) for each region surely in inference mode that is a method
-    torch calls with grad already off: the `forward`/`backward`/... of a Function subclass."""
+    torch calls with grad already off: the `forward`/`backward`/... of a Function subclass.
+    The classes are asked whether they are Functions (their bases resolved, scope by scope)
+    only when some region is in a method of such a name (`every_region`: whatever the
+    regions, the same findings)."""
+    regions = outline.regions  # every reading of the guard's name: cheap, scopes not read
+    if not every_region:
+        method_names = names("autograd_function", "python_method")
+        regions = [loose for loose in regions if loose.guard.kind == "inference_mode" and getattr(
+            loose.owner if loose.is_decorator else loose.function, "name", None) in method_names]
+        if not regions:
+            return
     methods = outline.autograd_function_methods
     if not methods:
         return
     seen = set()
-    for loose in outline.regions:  # every reading of the guard's name: cheap, scopes not read
+    for loose in regions:
         method = loose.owner if loose.is_decorator else loose.function
         if (id(method) not in methods or loose.guard.kind != "inference_mode" or not loose.guard.inference
                 or id(loose.guard.node) in seen):
