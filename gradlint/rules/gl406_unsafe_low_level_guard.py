@@ -126,10 +126,15 @@ def _findings(outline, first_only: bool = False):
                 return
 
 
+_LAST_NAMES = frozenset(name.rpartition(".")[2] for name in LOW_LEVEL_GUARDS)
+
+
 def _low_level(outline, node):
     """The low-level guard a call makes, or None."""
     if not isinstance(node, ast.Call):
         return None
+    if type(node.func) is ast.Attribute and node.func.attr not in _LAST_NAMES:
+        return None  # (an attribute read ends each of its qualified names: most calls)
     names = outline.qualified_names(node.func) & LOW_LEVEL_GUARDS.keys()
     return LOW_LEVEL_GUARDS[min(names)] if names else None
 

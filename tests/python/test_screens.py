@@ -312,3 +312,28 @@ def test_gl301_asks_which_classes_are_functions_only_for_a_region_in_a_method_so
         return
     every = [(id(guard.node), id(method), id(region)) for guard, method, region in _findings(outline, every_region=True)]
     assert [(id(guard.node), id(method), id(region)) for guard, method, region in _findings(outline)] == every
+
+
+def test_the_first_tests_of_gl401_and_gl406_on_a_call_reject_only_calls_no_reading_makes_a_guard():
+    """GL401 and GL406 pass over a call of an attribute whose name no guard's ends with
+    before asking the outline what the call may make: on every call of every fixture, what
+    they pass over makes no guard (GL401) and no low-level guard (GL406), as the outline says."""
+    import ast
+    import glob
+    import os
+
+    from gradlint.python.guards import GUARD_LAST_NAMES, LOW_LEVEL_GUARDS
+    from gradlint.rules import gl406_unsafe_low_level_guard as gl406
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    passed = 0
+    for path in sorted(glob.glob(os.path.join(root, "fixtures", "python", "**", "*.py"), recursive=True)):
+        with open(path, encoding="utf-8") as handle:
+            outline = parse_outline(handle.read())
+        for call in (node for node in ast.walk(outline.module) if isinstance(node, ast.Call)) if outline else ():
+            if type(call.func) is ast.Attribute and call.func.attr not in GUARD_LAST_NAMES:
+                assert list(outline.guards(call)) == []
+                passed += 1
+            general = outline.qualified_names(call.func) & LOW_LEVEL_GUARDS.keys()
+            assert gl406._low_level(outline, call) == (LOW_LEVEL_GUARDS[min(general)] if general else None)
+    assert passed > 1000

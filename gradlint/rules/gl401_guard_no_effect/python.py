@@ -6,6 +6,7 @@ import libcst as cst
 
 from gradlint.diagnostics import Diagnostic, Edit, Fix, Safety, quoted
 from gradlint.python.edits import wrap_statements
+from gradlint.python.guards import GUARD_LAST_NAMES
 from gradlint.python.outline import INFERENCE_MODE_CLASS
 from gradlint.rule import screen_of
 
@@ -33,6 +34,8 @@ def _findings(outline):
     """(call, None) for a guard call that is a statement of its own; (call, assignment) for
     one bound to a name its function never writes again."""
     for call, statement, function in outline.calls_in_statements(ast.Expr, ast.Assign):
+        if type(call.func) is ast.Attribute and call.func.attr not in GUARD_LAST_NAMES:
+            continue  # (`outline.guards`' own first test, without a generator per call: most calls)
         if not any(guard.kind in SCOPED_GUARDS for guard in outline.guards(call)):
             continue  # asked first: no reading of the name makes a guard (walking the function costs more)
         if isinstance(statement, ast.Assign) and (
