@@ -42,7 +42,8 @@ class UntrackedSources:
             name for pool in (flow.attribute_taints, flow.called_attributes) for name, state in pool.items() if state)
         # `model(x)` may run any module's forward, `Fn.apply(x)` an autograd Function's
         self._forward_returns = "forward" in self._returning
-        self._any_call = self._forward_returns and bool(flow.module_classes)
+        # ... and `obj(x)`, `Cls(...)(x)` an instance's `__call__` (`callees`)
+        self._any_call = (self._forward_returns and bool(flow.module_classes)) or "__call__" in self._returning
         self._classes_returning = "__init__" in self._returning  # `Cls(...)` runs `__init__`
         # memoized functions a call under the mode ran: a later call returns what it made (`caches`)
         memoized = [function for function in flow.called_under.values() if memoized_under_mode(flow, function)]
@@ -86,8 +87,9 @@ class UntrackedSources:
         attributes."""
         func = call.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if name is None:
-            return False  # `fns[0](x)`: the flow follows no such call
+        if name is None:  # `fns[0](x)`: the flow follows no such call; `Cls(...)(x)` runs `__call__`
+            callee = self.flow.callee(call, klass, function) if self._any_call else None
+            return callee is not None and id(callee) in self._bringing
         if self._any_call or name in self._returning or (self._classes_returning and name in self.flow.classes) or (
                 self._forward_returns and name == "apply"):
             callee = self.flow.callee(call, klass, function)
