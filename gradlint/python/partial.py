@@ -149,26 +149,32 @@ def statement_starts(text: str) -> Optional[List[int]]:
 def _statement_starts(text: str, code: str) -> Optional[List[int]]:
     if "\r" in text.replace("\r\n", ""):
         return None  # `^` below knows only \n; old-Mac files are parsed whole
-    starts = [0]
+    lines = ((match.start() + 1, match.start() + 1) for match in _LINE_START.finditer(code))
+    later = _statement_lines(code, lines, 0, code.startswith("@"))
+    return None if later is None else [0] + later
+
+
+def _statement_lines(code: str, lines: Iterator[Tuple[int, int]], previous: int,
+                     decorating: bool) -> Optional[List[int]]:
+    """Which of `lines` ((start, offset of its first character), in order, from `previous`)
+    start a statement: not inside brackets, after a backslash, an `else`-like clause, or
+    below a decorator (`decorating`: the line before `lines` is one); None when brackets
+    close more than they open."""
+    starts: List[int] = []
     depth = 0
-    previous = 0
-    decorating = code.startswith("@")
-    for match in _LINE_START.finditer(code):
-        offset = match.start() + 1
+    for line_start, offset in lines:
         between = code[previous:offset]
         depth += between.count("(") + between.count("[") + between.count("{")
         depth -= between.count(")") + between.count("]") + between.count("}")
         previous = offset
         if depth < 0:
             return None
-        if depth > 0 or code.endswith("\\", 0, offset - 1) or code.endswith("\\\r", 0, offset - 1):
-            continue
-        if _CONTINUATION.match(code, offset):
+        if depth > 0 or code.endswith(("\\", "\\\r"), 0, line_start - 1) or _CONTINUATION.match(code, offset):
             continue
         if decorating:  # decorators belong to the definition below them
             decorating = code.startswith("@", offset)
             continue
-        starts.append(offset)
+        starts.append(line_start)
         decorating = code.startswith("@", offset)
     return starts
 
@@ -364,24 +370,8 @@ def _member_starts(code: str, start: int, end: int) -> Optional[List[int]]:
     # a line at the body's indentation, found from the literal line break and indentation
     # (a `^` pattern tries every offset)
     line_start = re.compile(re.escape("\n" + indent) + r"(?=[^ \t\r\n])")
-    starts: List[int] = []
-    depth, previous, decorating = 0, first.start() + 1, False
-    for match in line_start.finditer(code, first.start(), end):
-        offset = match.end()
-        between = code[previous:offset]
-        depth += between.count("(") + between.count("[") + between.count("{")
-        depth -= between.count(")") + between.count("]") + between.count("}")
-        previous = offset
-        if depth < 0:
-            return None
-        if depth > 0 or code.endswith(("\\", "\\\r"), 0, match.start()) or _CONTINUATION.match(code, offset):
-            continue
-        if decorating:
-            decorating = code.startswith("@", offset)
-            continue
-        starts.append(match.start() + 1)
-        decorating = code.startswith("@", offset)
-    return starts
+    lines = ((match.start() + 1, match.end()) for match in line_start.finditer(code, first.start(), end))
+    return _statement_lines(code, lines, first.start() + 1, False)
 
 
 def _header_end(code: str, start: int, end: int) -> Optional[int]:

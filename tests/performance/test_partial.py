@@ -393,17 +393,8 @@ def build(model):
 '''
 
 
-def _outlined_texts(monkeypatch):
-    from gradlint.python.frontend import PythonLanguage
-
-    outlined = []
-    real_outline = PythonLanguage.outline
-    monkeypatch.setattr(PythonLanguage, "outline", lambda self, text: outlined.append(text) or real_outline(self, text))
-    return outlined
-
-
-def test_a_large_module_whose_guarded_code_holds_no_finding_is_screened_on_its_part(monkeypatch):
-    outlined = _outlined_texts(monkeypatch)
+def test_a_large_module_whose_guarded_code_holds_no_finding_is_screened_on_its_part(outlined_texts):
+    outlined = outlined_texts
     # GL402's prefilter matches (`no_grad,`), its screen finds no `with` on a bare guard
     text = _large_module("    def is_guard(self, mode):\n"
                          "        return isinstance(mode, (torch.no_grad, torch.enable_grad))\n")
@@ -416,8 +407,8 @@ def test_a_large_module_whose_guarded_code_holds_no_finding_is_screened_on_its_p
     assert len(part.split()) < len(text.split()) / 10
 
 
-def test_a_large_module_with_a_finding_is_screened_whole_after_its_part(monkeypatch):
-    outlined = _outlined_texts(monkeypatch)
+def test_a_large_module_with_a_finding_is_screened_whole_after_its_part(outlined_texts):
+    outlined = outlined_texts
     text = _large_module("    def evaluate(self, batch):\n        with torch.no_grad:\n"
                          "            return self.model(batch)\n")
     findings = Linter(Settings(enabled=resolve_selection(None, [], []))).check_text(
@@ -426,10 +417,10 @@ def test_a_large_module_with_a_finding_is_screened_whole_after_its_part(monkeypa
     assert len(outlined) == 2 and outlined[1] == text
 
 
-def test_a_large_module_that_enters_its_own_guard_is_screened_whole(monkeypatch):
+def test_a_large_module_that_enters_its_own_guard_is_screened_whole(outlined_texts):
     """A class that stores a guard in one method and enters it in `__enter__` (which names
     no guard) is a guard of the module's own: its `__enter__` stays in the part."""
-    outlined = _outlined_texts(monkeypatch)
+    outlined = outlined_texts
     text = _large_module('''    def __enter__(self):
         self.guard.__enter__()
         return self

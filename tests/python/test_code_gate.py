@@ -91,15 +91,8 @@ def test_what_the_tokenizer_reads_as_code_the_gate_reads_as_code(text):
             (word, text)
 
 
-def _counting_outlines(monkeypatch):
-    outlined = []
-    outline = PythonLanguage.outline
-    monkeypatch.setattr(PythonLanguage, "outline", lambda self, text: outlined.append(text) or outline(self, text))
-    return outlined
-
-
-def test_a_file_naming_guards_only_in_prose_is_not_parsed(monkeypatch):
-    outlined = _counting_outlines(monkeypatch)
+def test_a_file_naming_guards_only_in_prose_is_not_parsed(outlined_texts):
+    outlined = outlined_texts
     linter = Linter(Settings(enabled=ALL))
     prose = ('"""Run the model under `torch.inference_mode()` or `torch.no_grad()`."""\n'
              "import torch\n# with torch.no_grad():\nMESSAGE = 'call set_grad_enabled(False) first'\n")
