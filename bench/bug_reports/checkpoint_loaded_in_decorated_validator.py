@@ -2,7 +2,7 @@
 # did: `model.val()` on a model given by its weights file loaded the checkpoint inside the validator's call, which is decorated with inference mode, and kept the loaded network; `predict(half=True)` then converted it to half precision in its setup, outside the mode, and the next forward under the predictor's inference mode failed (the report: ultralytics issue 7202, predict after val)
 # rule: GL204
 # error: RuntimeError: Inference tensors do not track version counter
-# held_out: yes
+# held_out: promoted 2026-12-02 (missed)
 # held_out_by: fresh 2026-12-02 (all reports of this batch were held out and measured before any change; not drawn)
 import torch
 from torch import nn
