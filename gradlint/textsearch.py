@@ -132,6 +132,17 @@ class TextSearch:
             self._positions[literal] = found  # not reached when the caller stopped early
 
 
+def is_word_character(char: str) -> bool:
+    """`\\w` in a `str` pattern: alphanumeric as `str.isalnum` says, or `_`."""
+    return char.isalnum() or char == "_"
+
+
+def whole_word_at(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` (a name found there) stands as a whole word (`\\bname\\b`)."""
+    return (start == 0 or not is_word_character(text[start - 1])) and (
+        end == len(text) or not is_word_character(text[end]))
+
+
 def leading_strings(pattern: "re.Pattern[str]") -> Optional[Tuple[str, ...]]:
     """Strings one of which every match of `pattern` starts with; None when there are none
     worth a search (then `match_starts` tries the pattern at every offset)."""

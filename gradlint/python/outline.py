@@ -26,6 +26,7 @@ from gradlint.python.ast_names import dotted_name, statement_bindings
 from gradlint.python.ast_walk import add_children
 from gradlint.python.guards import GUARD_LAST_NAMES, canonical_guard
 from gradlint.python.scope_walk import ScopeWalk, walk_scope
+from gradlint.textsearch import whole_word_at
 
 FunctionDefinition = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -34,7 +35,6 @@ INFERENCE_MODE_CLASS = "torch._C._InferenceMode"
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-_WORD = re.compile(r"\w")
 # what may follow the attribute of an assignment's target before its `=`: spaces, line
 # continuations, closing parentheses (`(a.x) = 1`), comments inside them
 _THEN_ASSIGNED = re.compile(r"(?:[\s\\)]|#[^\n]*+)*+=(?!=)")
@@ -440,7 +440,7 @@ class WrittenWords:
             start = text.find(name)
             while start >= 0:  # each match then checked for a whole word
                 end = start + len(name)
-                if (not start or not _WORD.match(text, start - 1)) and not _WORD.match(text, end):
+                if whole_word_at(text, start, end):
                     found.append(start)
                 start = text.find(name, end)
         return found

@@ -14,7 +14,7 @@ import bisect
 import re
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
-from gradlint.textsearch import TextSearch, leading_strings, match_starts, required_strings
+from gradlint.textsearch import TextSearch, is_word_character, leading_strings, match_starts, required_strings, whole_word_at
 
 # Comments and string literals, so that what they hold is not taken for code. A string
 # left open runs to the end of the file (the parse then fails and the file is parsed whole).
@@ -224,30 +224,28 @@ def _renamings(piece: str) -> Iterator[Tuple[str, str]]:
         if spaced == before:
             continue  # (`has x`, or `as` at the start)
         named = spaced
-        while named > 0 and (_word_character(piece[named - 1]) or piece[named - 1] == "."):
+        while named > 0 and (is_word_character(piece[named - 1]) or piece[named - 1] == "."):
             named -= 1
         if named < spaced:
             yield piece[named:match.end()], match.group(1)
 
 
-def _word_character(char: str) -> bool:
-    return char.isalnum() or char == "_"
-
-
-def word_starts(text: str, word: str, starts: Sequence[int], ends: Sequence[int]) -> List[int]:
-    """Where `word` (an identifier) stands as a whole word in `text` (`\\bword\\b`), at most
-    once per top-level statement (`starts`/`ends`): a statement is kept whole or not at all,
-    so the search jumps to the next one (one regex of every name is slow when a module
-    defines hundreds)."""
+def word_starts(text: str, word: str, starts: Sequence[int], ends: Sequence[int],
+                low: int = 0, high: Optional[int] = None) -> List[int]:
+    """Where `word` (an identifier) stands as a whole word in `text[low:high]`
+    (`\\bword\\b`), at most once per statement (`starts`/`ends`): a statement is kept whole
+    or not at all, so the search jumps to the next one (one regex of every name is slow when
+    a module defines hundreds)."""
+    high = len(text) if high is None else high
     found = []
-    at = text.find(word)
+    at = text.find(word, low, high)
     while at >= 0:
         end = at + len(word)
-        if (at == 0 or not _word_character(text[at - 1])) and (end == len(text) or not _word_character(text[end])):
+        if whole_word_at(text, at, end):
             found.append(at)
-            at = text.find(word, ends[bisect.bisect_right(starts, at) - 1])
+            at = text.find(word, ends[bisect.bisect_right(starts, at) - 1], high)
         else:
-            at = text.find(word, at + 1)
+            at = text.find(word, at + 1, high)
     return found
 
 
@@ -326,21 +324,19 @@ def _kept_members(text: str, code: str, start: int, end: int, hits: List[int],
     went; None when it is no class, or its members cannot be told apart, or none would go."""
     if not _CLASS_HEADER.match(code, start):
         return None
-    members = _member_starts(code, start, end)
-    if not members:
+    found = _member_starts(code, start, end)
+    if not found or not found[0]:
         return None
-    indent = re.match(r"[ \t]*", code[members[0]:members[0] + 200]).end()
+    members, indent = found
     bounds = list(zip(members, members[1:] + [end]))
-    sorted_hits = hits
     blanked = []
     for member_start, member_end in bounds:
         if not _MEMBER_DEFINITION.match(code, member_start + indent) or _ENTERING.search(code, member_start, member_end):
             continue  # assignments, docstrings; `__enter__`, where a class's own guard is entered
-        first_hit = bisect.bisect_left(sorted_hits, member_start)
-        if first_hit < len(sorted_hits) and sorted_hits[first_hit] < member_end:
+        first_hit = bisect.bisect_left(hits, member_start)
+        if first_hit < len(hits) and hits[first_hit] < member_end:
             continue
-        piece = text[member_start:member_end]
-        if any(name in piece and re.search(r"\b" + re.escape(name) + r"\b", piece) for name in names):
+        if any(word_starts(text, name, (member_start,), (member_end,), member_start, member_end) for name in names):
             continue
         blanked.append((member_start, member_end))
     if not blanked or len(blanked) == len(bounds):
@@ -356,10 +352,10 @@ def _kept_members(text: str, code: str, start: int, end: int, hits: List[int],
     return "".join(parts), removed
 
 
-def _member_starts(code: str, start: int, end: int) -> Optional[List[int]]:
+def _member_starts(code: str, start: int, end: int) -> Optional[Tuple[List[int], int]]:
     """Where the statements of the body of the class statement `code[start:end]` start
-    (decorators belong to their definition), at the body's indentation; None when the
-    body is on the header's line or the lines cannot be told apart."""
+    (decorators belong to their definition), and the body's indentation (its length); None
+    when the body is on the header's line or the lines cannot be told apart."""
     header_end = _header_end(code, start, end)
     if header_end is None:
         return None
@@ -371,7 +367,8 @@ def _member_starts(code: str, start: int, end: int) -> Optional[List[int]]:
     # (a `^` pattern tries every offset)
     line_start = re.compile(re.escape("\n" + indent) + r"(?=[^ \t\r\n])")
     lines = ((match.start() + 1, match.end()) for match in line_start.finditer(code, first.start(), end))
-    return _statement_lines(code, lines, first.start() + 1, False)
+    starts = _statement_lines(code, lines, first.start() + 1, False)
+    return None if starts is None else (starts, len(indent))
 
 
 def _header_end(code: str, start: int, end: int) -> Optional[int]:
